@@ -1,0 +1,63 @@
+// Atomic file replacement and whole-file reads with user-facing errors.
+#include "common/output_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/diagnostics.h"
+
+namespace mps_audit {
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0) throw UserError("cannot create a file in '" + dir.string() + "': " + std::strerror(errno));
+  // mkstemp creates the file 0600; give it the mode any new file gets (0666 less the umask).
+  const mode_t umask_now = ::umask(0);
+  ::umask(umask_now);
+  ::fchmod(fd, 0666 & ~umask_now);
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::string err = std::strerror(errno);
+      ::close(fd);
+      std::remove(tmpl.c_str());
+      throw UserError("cannot write '" + path + "': " + err);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0 || std::rename(tmpl.c_str(), path.c_str()) != 0) {
+    std::string err = std::strerror(errno);
+    std::remove(tmpl.c_str());
+    throw UserError("cannot write '" + path + "': " + err);
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UserError("is a directory, expected a file", {path});
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(std::string("cannot read file: ") + std::strerror(errno), {path});
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw UserError("cannot read file", {path});
+  return buffer.str();
+}
+
+}  // namespace mps_audit
