@@ -1,0 +1,21 @@
+// Locating a release's registry files: `--native-functions` takes a native_functions.yaml or a folder
+// holding one (and, for MPS, the mps_extra_registrations.tsv beside it), like the folders under data/.
+#pragma once
+
+#include <string>
+
+namespace mps_audit {
+
+struct ReleaseFiles {
+  std::string native_functions;     // path of native_functions.yaml
+  std::string extra_registrations;  // path of the hand registrations, empty when there are none
+  std::string version;              // "2.11.0" when a folder name says "pytorch-2.11.0", else empty
+};
+
+inline constexpr const char* kMpsExtraRegistrationsFile = "mps_extra_registrations.tsv";
+
+// Throws UserError when the path does not exist or a folder has no native_functions.yaml.
+// `extras_for_key`: the key being classified; a folder's mps_extra_registrations.tsv is used for MPS only.
+ReleaseFiles resolve_release(const std::string& path, const std::string& extras_for_key);
+
+}  // namespace mps_audit
