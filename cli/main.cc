@@ -1,0 +1,88 @@
+// mps-audit: tells which PyTorch operators run natively on Apple's MPS backend (and other dispatch keys).
+// This driver only turns flags into option structs and calls the library; subcommand bodies live there.
+//
+// Exit codes:
+//   0  ran, and nothing regressed
+//   1  ran, and the gate failed (e.g. `registry diff --fail-on-lost` found lost kernels)
+//   2  bad input (flags, files) or a tool error; one "error: ..." line on standard error says which
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "common/diagnostics.h"
+#include "common/torch_info.h"
+#include "registry/registry_command.h"
+
+namespace {
+
+std::string version_text() {
+  const mps_audit::TorchInfo torch = mps_audit::linked_torch_info();
+  return fmt::format("mps-audit {} (libtorch {}{}{})", MPS_AUDIT_CLI_VERSION, torch.version,
+                     torch.has_cuda ? ", CUDA" : "", torch.has_mps ? ", MPS" : "");
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace mps_audit;
+  CLI::App app{"mps-audit: which PyTorch operators run natively on MPS, and which fall back to the CPU"};
+  app.name("mps-audit");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", version_text);
+
+  RegistryOptions registry_opts;
+  CLI::App* registry = app.add_subcommand(
+      "registry", "List the operators of a dispatcher or a native_functions.yaml, classified for a dispatch key");
+  registry->add_option("--native-functions", registry_opts.native_functions,
+                       "A release's native_functions.yaml, or a folder holding it (e.g. data/pytorch-2.11.0); "
+                       "default: the live dispatcher of the linked libtorch");
+  registry->add_option("--extra-registrations", registry_opts.extra_registrations,
+                       "TSV of kernels registered by hand (default: the release folder's "
+                       "mps_extra_registrations.tsv, for --key MPS)");
+  registry->add_option("--key", registry_opts.key, "Dispatch key to classify for")->capture_default_str();
+  registry->add_option("--format", registry_opts.format, "text, json or md")->capture_default_str();
+  registry->add_option("-o,--output", registry_opts.output, "Write to this file instead of standard output");
+  registry
+      ->add_option("--status", registry_opts.statuses,
+                   "List (text) or keep (json, md) only operators with these statuses: native, "
+                   "cpu_fallback, composite_explicit, composite_implicit, none")
+      ->delimiter(',');
+  registry->require_subcommand(0, 1);
+
+  RegistryDiffOptions diff_opts;
+  CLI::App* diff = registry->add_subcommand(
+      "diff", "Operators that gained or lost a kernel for a dispatch key between two registries");
+  diff->add_option("old", diff_opts.old_source, "native_functions.yaml, release folder, or 'live'")->required();
+  diff->add_option("new", diff_opts.new_source, "native_functions.yaml, release folder, or 'live'")->required();
+  diff->add_option("--key", diff_opts.key, "Dispatch key to compare")->capture_default_str();
+  diff->add_option("--format", diff_opts.format, "text, json or md")->capture_default_str();
+  diff->add_option("-o,--output", diff_opts.output, "Write to this file instead of standard output");
+  diff->add_flag("--fail-on-lost", diff_opts.fail_on_lost, "Exit with 1 when an operator lost its kernel");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "error: " << e.what() << "\n(run 'mps-audit --help' for usage)\n";
+    return kExitBadInput;
+  }
+
+  try {
+    if (diff->parsed()) return run_registry_diff(diff_opts, std::cout);
+    if (registry->parsed()) return run_registry(registry_opts, std::cout);
+  } catch (const UserError& e) {
+    std::cerr << format_diagnostic(e) << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << first_line(e.what()) << "\n";
+    return kExitBadInput;
+  }
+  return kExitBadInput;
+}
