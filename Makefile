@@ -1,0 +1,57 @@
+# The README's two commands live here: `make audit` and `make test`. Each installs what is missing
+# (scripts/setup.sh), configures, builds, and runs. `make build` leaves the binary at build/mps-audit.
+#
+#   TORCH_PREFIX=<dir>   use this libtorch (a torch wheel's: python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+#   BUILD_DIR=<dir>      build folder (default build)
+#   CMAKE_FLAGS=...      more flags for cmake's configure step
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
+ifeq ($(shell uname -s),Darwin)
+TORCH_PREFIX ?= $(shell python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+endif
+export TORCH_PREFIX
+AUDIT_OUT ?= out
+LATEST_RELEASE ?= data/pytorch-2.11.0
+OLDEST_RELEASE ?= data/pytorch-1.13.1
+MPS_AUDIT = $(BUILD_DIR)/mps-audit
+
+.PHONY: all setup configure build test audit bench format format-check clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+configure: setup
+	@test -f $(BUILD_DIR)/CMakeCache.txt || cmake -S . -B $(BUILD_DIR) \
+	  $(if $(TORCH_PREFIX),-DCMAKE_PREFIX_PATH=$(TORCH_PREFIX)) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+
+# The registry report for MPS: the linked libtorch, the newest release shipped in data/, and what changed since
+# the oldest one. (The prober's audit joins this when it lands.)
+audit: build
+	$(MPS_AUDIT) registry --key MPS
+	@echo
+	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS
+	@echo
+	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS --format json -o $(AUDIT_OUT)/registry-mps.json
+	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS --format md -o $(AUDIT_OUT)/registry-mps.md
+	$(MPS_AUDIT) registry diff $(OLDEST_RELEASE) $(LATEST_RELEASE) --key MPS --format md -o $(AUDIT_OUT)/registry-mps-diff.md
+	@echo "wrote $(AUDIT_OUT)/registry-mps.json, $(AUDIT_OUT)/registry-mps.md, $(AUDIT_OUT)/registry-mps-diff.md"
+
+bench: build
+	$(BUILD_DIR)/bench/mps_audit_bench --benchmark_min_time=0.5
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD_DIR)
