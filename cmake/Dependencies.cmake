@@ -1,7 +1,8 @@
 # Finds the dependencies and gives each one target name, whatever version of the package provides it.
 #   mps_audit::torch      libtorch (Debian's libtorch-dev, or a torch wheel's via Torch_DIR / CMAKE_PREFIX_PATH)
 #   mps_audit::yaml_cpp   yaml-cpp (its exported target was renamed in 0.8)
-#   fmt::fmt, nlohmann_json::nlohmann_json, CLI11::CLI11, GTest::gtest_main, benchmark::benchmark
+#   mps_audit::fmt        fmt (header-only when libtorch ships its own fmt headers)
+#   nlohmann_json::nlohmann_json, CLI11::CLI11, GTest::gtest_main, benchmark::benchmark
 
 find_package(Torch REQUIRED)
 add_library(mps_audit_torch INTERFACE)
@@ -25,7 +26,18 @@ else()
 endif()
 add_library(mps_audit::yaml_cpp ALIAS mps_audit_yaml_cpp)
 
-find_package(fmt REQUIRED)
+# fmt: torch wheels ship fmt's headers (of their own, newer version) in their include folder, which comes before
+# /usr/include on the command line. Compiling against those headers but linking the system's libfmt fails, so with
+# such a libtorch fmt is used header-only, from the headers that are found first.
+add_library(mps_audit_fmt INTERFACE)
+if(EXISTS "${TORCH_INSTALL_PREFIX}/include/fmt/format.h" AND NOT TORCH_INSTALL_PREFIX MATCHES "^/usr(/local)?/?$")
+  message(STATUS "fmt: header-only, from ${TORCH_INSTALL_PREFIX}/include (shipped with libtorch)")
+  target_compile_definitions(mps_audit_fmt INTERFACE FMT_HEADER_ONLY=1)
+else()
+  find_package(fmt REQUIRED)
+  target_link_libraries(mps_audit_fmt INTERFACE fmt::fmt)
+endif()
+add_library(mps_audit::fmt ALIAS mps_audit_fmt)
 find_package(nlohmann_json 3.9 REQUIRED)
 
 find_package(CLI11 CONFIG QUIET)
