@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -12,18 +11,17 @@
 #include <unistd.h>
 
 #include "common/diagnostics.h"
+#include "common/paths.h"
 
 namespace mps_audit {
 
 void write_file_atomically(const std::string& path, std::string_view content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  const std::string dir = parent_path(path);
+  make_directories(dir);
+  const std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  std::string tmpl = join_path(dir, "." + base + ".XXXXXX");
   int fd = mkstemp(tmpl.data());
-  if (fd < 0) throw UserError("cannot create a file in '" + dir.string() + "': " + std::strerror(errno));
+  if (fd < 0) throw UserError("cannot create a file in '" + dir + "': " + std::strerror(errno));
   // mkstemp creates the file 0600; give it the mode any new file gets (0666 less the umask).
   const mode_t umask_now = ::umask(0);
   ::umask(umask_now);
@@ -50,8 +48,7 @@ void write_file_atomically(const std::string& path, std::string_view content) {
 }
 
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw UserError("is a directory, expected a file", {path});
+  if (is_directory(path)) throw UserError("is a directory, expected a file", {path});
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(std::string("cannot read file: ") + std::strerror(errno), {path});
   std::ostringstream buffer;

@@ -2,13 +2,16 @@
 // same release where its data ships in data/.
 #include "registry/live_registry.h"
 
-#include <filesystem>
+#include <algorithm>
 #include <regex>
 
 #include <gtest/gtest.h>
 
+#include "common/paths.h"
 #include "common/torch_info.h"
+#include "registry/extra_registrations.h"
 #include "registry/native_functions.h"
+#include "registry/release_data.h"
 #include "registry/static_registry.h"
 #include "test_support.h"
 
@@ -48,8 +51,8 @@ std::string linked_release_dir() {
   const std::string version = linked_torch_info().version;
   std::smatch m;
   if (!std::regex_search(version, m, std::regex(R"(^(\d+\.\d+)\.)"))) return "";
-  for (const auto& entry : std::filesystem::directory_iterator(testing::source_path("data"))) {
-    if (entry.path().filename().string().rfind("pytorch-" + m[1].str() + ".", 0) == 0) return entry.path().string();
+  for (const auto& name : list_directory(testing::source_path("data"))) {
+    if (name.rfind("pytorch-" + m[1].str() + ".", 0) == 0) return testing::source_path("data/" + name);
   }
   return "";
 }
@@ -65,11 +68,19 @@ TEST(LiveRegistry, AgreesWithTheStaticReadingOfTheSameRelease) {
   for (const auto& key : keys) {
     const Registry live = scan_live_dispatcher(key);
     const Registry declared = classify_native_functions(decls, {}, key);
+    // Kernels registered by hand outside the YAML, listed in the release folder, may or may not be in this build
+    // (a Meta kernel in libtorch_cuda, say): the live dispatcher may have them, the YAML never does.
+    std::vector<std::string> by_hand;
+    const std::string tsv = join_path(dir, extra_registrations_file(key));
+    if (path_exists(tsv)) {
+      for (const auto& r : read_extra_registrations(tsv)) by_hand.push_back(r.op);
+    }
     size_t disagreements = 0;
     for (const auto& e : declared.ops) {
       const RegistryEntry* l = live.find(e.name);
       ASSERT_NE(l, nullptr) << e.name << " is declared but not in the dispatcher";
-      if (l->status != e.status && ++disagreements <= 20) {
+      const bool hand_registered = std::find(by_hand.begin(), by_hand.end(), e.name) != by_hand.end();
+      if (l->status != e.status && !hand_registered && ++disagreements <= 20) {
         ADD_FAILURE() << key << " " << e.name << ": static " << to_string(e.status) << ", live "
                       << to_string(l->status);
       }

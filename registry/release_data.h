@@ -1,5 +1,6 @@
 // Locating a release's registry files: `--native-functions` takes a native_functions.yaml or a folder
-// holding one (and, for MPS, the mps_extra_registrations.tsv beside it), like the folders under data/.
+// holding one and, for key K, the k_extra_registrations.tsv beside it (mps_extra_registrations.tsv for MPS),
+// like the folders under data/.
 #pragma once
 
 #include <string>
@@ -12,10 +13,11 @@ struct ReleaseFiles {
   std::string version;              // "2.11.0" when a folder name says "pytorch-2.11.0", else empty
 };
 
-inline constexpr const char* kMpsExtraRegistrationsFile = "mps_extra_registrations.tsv";
+// "mps_extra_registrations.tsv" for MPS: the hand registrations of one key in a release folder.
+std::string extra_registrations_file(const std::string& key);
 
 // Throws UserError when the path does not exist or a folder has no native_functions.yaml.
-// `extras_for_key`: the key being classified; a folder's mps_extra_registrations.tsv is used for MPS only.
+// `extras_for_key`: the key being classified, whose extra registrations file a folder may hold.
 ReleaseFiles resolve_release(const std::string& path, const std::string& extras_for_key);
 
 }  // namespace mps_audit

@@ -1,9 +1,8 @@
 // End-to-end tests of the mps-audit binary: exit codes, diagnostics on standard error, outputs.
-#include <filesystem>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/paths.h"
 #include "test_support.h"
 
 namespace mps_audit {
@@ -56,6 +55,21 @@ TEST(Cli, RegistryJsonToAFile) {
   }
   EXPECT_TRUE(nonzero_seen);
   EXPECT_EQ(doc["source"]["torch_version"], "1.13.1");
+}
+
+TEST(Cli, ReleaseFolderSuppliesTheKeysOwnHandRegistrations) {
+  auto meta = run_mps_audit({"registry", "--native-functions", source_path("data/pytorch-2.11.0"), "--key", "Meta",
+                             "--format", "json", "--status", "native"});
+  ASSERT_EQ(meta.exit_code, 0) << meta.err;
+  const auto doc = nlohmann::json::parse(meta.out);
+  EXPECT_NE(doc["source"]["extra_registrations"].get<std::string>().find("meta_extra_registrations.tsv"),
+            std::string::npos);
+  bool found = false;
+  for (const auto& op : doc["ops"]) found |= op["name"] == "aten::_cudnn_rnn_flatten_weight";
+  EXPECT_TRUE(found);
+  auto cpu = run_mps_audit({"registry", "--native-functions", source_path("data/pytorch-2.11.0"), "--key", "CPU",
+                            "--format", "json"});
+  EXPECT_TRUE(nlohmann::json::parse(cpu.out)["source"]["extra_registrations"].is_null());
 }
 
 TEST(Cli, LiveRegistryListsChosenStatuses) {
@@ -115,7 +129,7 @@ TEST(Cli, AFailedRunLeavesNoOutputFile) {
   const std::string out = dir.path() + "/reg.json";
   auto r = run_mps_audit({"registry", "--key", "MSP", "-o", out});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(path_exists(out));
 }
 
 }  // namespace
