@@ -2,6 +2,10 @@
 // testing versions itself.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include <c10/util/Exception.h>
 #include <torch/csrc/api/include/torch/version.h>
 
 #define MPS_AUDIT_TORCH_AT_LEAST(major, minor) \
@@ -12,5 +16,32 @@ namespace mps_audit::compat {
 // The version of the libtorch this binary was compiled against, "1.13.0" for instance. Debian's 1.13.1
 // package reports itself as 1.13.0 here (its version.h says so).
 inline constexpr const char* kTorchVersion = TORCH_VERSION;
+
+// The warning utilities (WarningHandlerGuard, set_warnAlways) moved from c10::Warning to c10::WarningUtils in 2.0.
+#if MPS_AUDIT_TORCH_AT_LEAST(2, 0)
+namespace torch_warnings = ::c10::WarningUtils;
+#else
+namespace torch_warnings = ::c10::Warning;
+#endif
+
+// A warning handler that keeps the messages instead of printing them. WarningHandler::process took
+// (SourceLocation, msg, verbatim) before 2.0 and takes a c10::Warning since.
+class CollectingWarningHandler : public c10::WarningHandler {
+ public:
+#if MPS_AUDIT_TORCH_AT_LEAST(2, 0)
+  void process(const c10::Warning& warning) override {
+    messages.push_back(warning.msg());
+  }
+#else
+  void process(const c10::SourceLocation&, const std::string& msg, const bool) override {
+    messages.push_back(msg);
+  }
+#endif
+  std::vector<std::string> messages;
+};
+
+// c10::Allocator::allocate is const in 1.13 and not in 2.x, which also added copy_data: an allocator declares
+// both allocate() overloads and copy_data() without `override`, and whichever the base has is overridden
+// (see emu/mps_emulator.cc).
 
 }  // namespace mps_audit::compat

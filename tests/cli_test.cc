@@ -67,8 +67,8 @@ TEST(Cli, ReleaseFolderSuppliesTheKeysOwnHandRegistrations) {
   bool found = false;
   for (const auto& op : doc["ops"]) found |= op["name"] == "aten::_cudnn_rnn_flatten_weight";
   EXPECT_TRUE(found);
-  auto cpu = run_mps_audit({"registry", "--native-functions", source_path("data/pytorch-2.11.0"), "--key", "CPU",
-                            "--format", "json"});
+  auto cpu = run_mps_audit(
+      {"registry", "--native-functions", source_path("data/pytorch-2.11.0"), "--key", "CPU", "--format", "json"});
   EXPECT_TRUE(nlohmann::json::parse(cpu.out)["source"]["extra_registrations"].is_null());
 }
 

@@ -1,0 +1,33 @@
+// Fault injection for the MPS emulator, so that tests can prove the prober catches each kind of failure:
+// MPS_AUDIT_EMU_FAULTS="aten::sin=wrong,aten::cos=crash,aten::tan=hang,aten::exp=throw".
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mps_audit::emu {
+
+enum class FaultKind {
+  kWrong,  // the kernel returns a perturbed result
+  kCrash,  // the process aborts
+  kHang,   // the kernel never returns
+  kThrow,  // the kernel throws
+};
+
+inline constexpr const char* kFaultsVariable = "MPS_AUDIT_EMU_FAULTS";
+
+// Operator name ("aten::sin", or "aten::add.Tensor") -> fault. A name without overload matches every overload.
+class FaultPlan {
+ public:
+  // Throws UserError naming the variable and the bad entry.
+  static FaultPlan parse(std::string_view spec);
+  std::optional<FaultKind> fault_for(const std::string& op_name) const;
+  bool empty() const { return faults_.empty(); }
+
+ private:
+  std::map<std::string, FaultKind> faults_;
+};
+
+}  // namespace mps_audit::emu

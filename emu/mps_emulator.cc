@@ -1,0 +1,511 @@
+// The MPS emulation backend.
+//
+// Note [MPS emulation]
+// On a libtorch built without MPS, DispatchKey::MPS and DeviceType::MPS exist but nothing is registered for them.
+// activate_mps_emulator registers, for this process only:
+//  - an allocator for DeviceType::MPS on host memory (its DataPtrs say mps:0) and a no-op device guard;
+//  - for every operator the chosen release implements for MPS (registry/static_registry.cc, hand registrations
+//    included), one boxed kernel:
+//      native        computes with the operator's CPU kernel on CPU views of the same memory: no copy through
+//                    at::_to_cpu, and RecordFunction is off inside, so a dispatcher trace sees one native MPS op;
+//                    view and metadata operators (see is_metadata_op) run their device-agnostic CPU kernel on the
+//                    MPS tensors themselves, so views alias MPS storage;
+//      cpu_fallback  MPS's warning once, then at::native::cpu_fallback, whatever PYTORCH_ENABLE_MPS_FALLBACK says;
+//      stub          raises, as the real stub does;
+//    and dedicated kernels for the operators that make or move memory (empty, empty_strided, _copy_from,
+//    _copy_from_and_resize) and for as_strided (whose CPU kernel refuses MPS tensors), all in every release's
+//    MPS set;
+//  - a kernel for copy_, the one registration the real backend does not make: there, CompositeExplicitAutograd's
+//    copy_ calls mps_copy_ from a branch compiled only with USE_MPS (native/Copy.cpp), and DispatchStub has no MPS
+//    slot without USE_MPS either, so the emulator must take copy_ at the MPS key (kPlumbingOps);
+//  - the backend fallback of MPSFallback.mm: cpu_fallback with MPS's warning when PYTORCH_ENABLE_MPS_FALLBACK is a
+//    non-zero integer at activation, otherwise NotImplementedError with MPS's message.
+// Data types MPS refuses (emu/dtype_rules.cc) are refused where MPS tensors are created.
+#include "emu/mps_emulator.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/record_function.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <fmt/format.h>
+#include <torch/library.h>
+
+#include "common/diagnostics.h"
+#include "common/paths.h"
+#include "common/torch_compat.h"
+#include "emu/dtype_rules.h"
+#include "emu/faults.h"
+#include "registry/extra_registrations.h"
+#include "registry/native_functions.h"
+#include "registry/release_data.h"
+#include "registry/static_registry.h"
+
+namespace mps_audit::emu {
+namespace {
+
+constexpr c10::DeviceType kMps = c10::DeviceType::MPS;
+
+// Host memory that says it lives on mps:0. Both allocate() signatures are declared: libtorch 1.13's base class
+// has the const one, 2.x the other; whichever the base declares is the override (see common/torch_compat.h).
+class EmulatedMpsAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) const { return make(n); }
+  c10::DataPtr allocate(size_t n) { return make(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+
+ private:
+  static void release(void* p) { std::free(p); }
+  static c10::DataPtr make(size_t n) {
+    void* p = nullptr;
+    if (n > 0) {
+      p = std::aligned_alloc(64, (n + 63) / 64 * 64);
+      if (!p) throw std::bad_alloc();
+    }
+    return {p, p, &release, c10::Device(kMps, 0)};
+  }
+};
+
+EmulatedMpsAllocator& allocator() {
+  static EmulatedMpsAllocator instance;
+  return instance;
+}
+
+struct State {
+  EmulatorInfo info;
+  EmulatorOptions options;
+  FaultPlan faults;
+  std::unique_ptr<torch::Library> kernels, fallback;
+};
+State* g_state = nullptr;
+
+void check_dtype(c10::ScalarType type) {
+  if (auto refusal = mps_dtype_refusal(type, g_state->info.macos_major)) TORCH_CHECK_TYPE(false, *refusal);
+}
+
+// "aten::add.Tensor"
+std::string op_name(const c10::OperatorHandle& op) {
+  const auto& name = op.schema().operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
+// A CPU tensor over the same memory as an MPS tensor, with the same layout. Its storage cannot be resized.
+at::Tensor cpu_view(const at::Tensor& t) {
+  const c10::Storage& src = t.storage();
+  c10::Storage storage(c10::Storage::use_byte_size_t(), src.nbytes(),
+                       c10::DataPtr(const_cast<void*>(src.data_ptr().get()), c10::Device(c10::kCPU)), nullptr, false);
+  auto impl =
+      c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides());
+  impl->set_storage_offset(t.storage_offset());
+  return at::Tensor(std::move(impl));
+}
+
+at::Tensor host_view(const at::Tensor& t) {
+  return t.device().type() == kMps ? cpu_view(t) : t;
+}
+
+at::Tensor empty_mps_strided(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype) {
+  check_dtype(dtype);
+  return at::Tensor(at::detail::empty_strided_generic(sizes, strides, &allocator(),
+                                                      c10::DispatchKeySet(c10::DispatchKey::MPS), dtype));
+}
+
+// A new MPS tensor holding a CPU result.
+at::Tensor to_mps(const at::Tensor& cpu) {
+  at::Tensor out = empty_mps_strided(cpu.sizes(), cpu.strides(), cpu.scalar_type());
+  cpu_view(out).copy_(cpu);
+  return out;
+}
+
+[[noreturn]] void hang_forever() {
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+void inject_before(const std::string& name, std::optional<FaultKind> fault) {
+  if (!fault) return;
+  switch (*fault) {
+    case FaultKind::kCrash: std::abort();
+    case FaultKind::kHang: hang_forever();
+    case FaultKind::kThrow: TORCH_CHECK(false, "injected fault: ", name, " throws (", kFaultsVariable, ")");
+    case FaultKind::kWrong: break;
+  }
+}
+
+// Perturbs a result in place: +1 for numbers, negation for booleans.
+void perturb(const at::Tensor& t) {
+  if (!t.defined() || t.numel() == 0) return;
+  at::Tensor v = host_view(t);
+  if (v.scalar_type() == c10::ScalarType::Bool) {
+    v.logical_not_();
+  } else {
+    v.add_(1);
+  }
+}
+
+// Views and operators that only change metadata run their (device-agnostic) CPU kernel on the MPS tensors
+// themselves: their results must alias MPS storage, and a CPU copy could not be resized.
+bool is_metadata_op(const c10::FunctionSchema& schema) {
+  for (const auto& ret : schema.returns()) {
+    if (ret.alias_info() && !ret.alias_info()->isWrite()) return true;
+  }
+  static const std::unordered_set<std::string> kMetadata = {
+      "aten::resize_",         "aten::resize_as_", "aten::set_",       "aten::as_strided_",
+      "aten::_resize_output_", "aten::squeeze_",   "aten::unsqueeze_", "aten::t_",
+      "aten::transpose_",      "aten::swapdims_",  "aten::swapaxes_",  "aten::detach_"};
+  return kMetadata.count(schema.name()) > 0;
+}
+
+struct Written {
+  at::Tensor mps, cpu;
+};
+
+// Maps an argument to what the CPU kernel gets: MPS tensors become CPU views, or, when the operator writes them,
+// resizable CPU copies that are written back afterwards.
+c10::IValue to_cpu_argument(const c10::IValue& v, bool written, std::vector<Written>& writes,
+                            std::unordered_map<const c10::TensorImpl*, at::Tensor>& inputs) {
+  auto convert = [&](const at::Tensor& t) -> at::Tensor {
+    if (!t.defined() || t.device().type() != kMps) return t;
+    if (!written) {
+      at::Tensor view = cpu_view(t);
+      inputs.emplace(view.unsafeGetTensorImpl(), t);
+      return view;
+    }
+    at::Tensor copy(at::detail::empty_strided_cpu(t.sizes(), t.strides(), t.scalar_type()));
+    copy.copy_(cpu_view(t));
+    writes.push_back({t, copy});
+    return copy;
+  };
+  if (v.isTensor()) return convert(v.toTensor());
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(convert(t));
+    return out;
+  }
+  if (v.isList()) {  // Tensor?[]
+    auto list = v.toList();
+    bool has_tensor = false;
+    for (const c10::IValue& e : list) has_tensor |= e.isTensor();
+    if (!has_tensor) return v;
+    c10::List<c10::optional<at::Tensor>> out;
+    for (const c10::IValue& e : list) {
+      out.push_back(e.isTensor() ? c10::optional<at::Tensor>(convert(e.toTensor())) : c10::nullopt);
+    }
+    return out;
+  }
+  return v;
+}
+
+c10::IValue to_mps_result(const c10::IValue& v, const std::vector<Written>& writes,
+                          const std::unordered_map<const c10::TensorImpl*, at::Tensor>& inputs) {
+  auto convert = [&](const at::Tensor& t) -> at::Tensor {
+    if (!t.defined() || !t.is_cpu()) return t;
+    for (const auto& w : writes) {
+      if (w.cpu.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) return w.mps;
+    }
+    if (auto it = inputs.find(t.unsafeGetTensorImpl()); it != inputs.end()) return it->second;
+    return to_mps(t);
+  };
+  if (v.isTensor()) return convert(v.toTensor());
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(convert(t));
+    return out;
+  }
+  return v;
+}
+
+void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const std::string name = op_name(op);
+  const auto fault = g_state->faults.fault_for(name);
+  inject_before(name, fault);
+  const auto& schema = op.schema();
+  at::DisableRecordFunctionGuard no_trace;  // one native op in a trace, however it is computed here
+  if (is_metadata_op(schema)) {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+    return;
+  }
+  const size_t num_args = schema.arguments().size();
+  const size_t first = stack->size() - num_args;
+  std::vector<Written> writes;
+  std::unordered_map<const c10::TensorImpl*, at::Tensor> inputs;
+  for (size_t i = 0; i < num_args; ++i) {
+    const auto& alias = schema.arguments()[i].alias_info();
+    (*stack)[first + i] = to_cpu_argument((*stack)[first + i], alias && alias->isWrite(), writes, inputs);
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  for (const auto& w : writes) {
+    if (w.mps.sizes() != w.cpu.sizes()) w.mps.resize_(w.cpu.sizes());
+    cpu_view(w.mps).copy_(w.cpu);
+  }
+  const size_t num_returns = schema.returns().size();
+  const size_t first_return = stack->size() - num_returns;
+  for (size_t i = 0; i < num_returns; ++i) {
+    (*stack)[first_return + i] = to_mps_result((*stack)[first_return + i], writes, inputs);
+  }
+  if (fault == FaultKind::kWrong) {
+    for (size_t i = 0; i < num_returns; ++i) {
+      const c10::IValue& r = (*stack)[first_return + i];
+      if (r.isTensor()) {
+        perturb(r.toTensor());
+        break;
+      }
+      if (r.isTensorList() && r.toTensorList().size() > 0) {
+        perturb(r.toTensorList().get(0));
+        break;
+      }
+    }
+  }
+}
+
+void warn_and_fall_back(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  TORCH_WARN_ONCE("The operator '", op.schema().operator_name(), "' is not currently supported ",
+                  "on the MPS backend and will fall back to run on the CPU.",
+                  " This may have performance implications.");
+  at::native::cpu_fallback(op, stack);
+}
+
+// Kernels registered as MPS kernels that always run the CPU fallback (MPSFallback.mm's m.impl(..., mps_fallback)).
+void always_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  inject_before(op_name(op), g_state->faults.fault_for(op_name(op)));
+  warn_and_fall_back(op, stack);
+}
+
+void stub_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  TORCH_CHECK(false, op_name(op), " should not be called for both tensors on MPS device");
+}
+
+void error_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      false, "The operator '", op.schema().operator_name(), "' is not currently implemented ",
+      "for the MPS device. If you want this op to be added in priority during the prototype ",
+      "phase of this feature, please comment on https://github.com/pytorch/pytorch/issues/77764. ",
+      "As a temporary fix, you can set the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1` ",
+      "to use the CPU as a fallback for this op. WARNING: this will be slower than running natively ", "on MPS.");
+}
+
+// empty.memory_format(SymInt[] size, *, ScalarType? dtype, Layout? layout, Device? device, bool? pin_memory,
+//                     MemoryFormat? memory_format)
+void empty_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto args = torch::jit::pop(*stack, op.schema().arguments().size());
+  const auto dtype = args[1].isNone() ? c10::get_default_dtype_as_scalartype() : args[1].toScalarType();
+  check_dtype(dtype);
+  c10::optional<c10::MemoryFormat> format;
+  if (!args[5].isNone()) format = args[5].toMemoryFormat();
+  at::Tensor t(at::detail::empty_generic(args[0].toIntVector(), &allocator(),
+                                         c10::DispatchKeySet(c10::DispatchKey::MPS), dtype, format));
+  torch::jit::push(*stack, std::move(t));
+}
+
+// empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype, Layout? layout, Device? device, bool? pin)
+void empty_strided_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto args = torch::jit::pop(*stack, op.schema().arguments().size());
+  const auto dtype = args[2].isNone() ? c10::get_default_dtype_as_scalartype() : args[2].toScalarType();
+  torch::jit::push(*stack, empty_mps_strided(args[0].toIntVector(), args[1].toIntVector(), dtype));
+}
+
+// as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset) -> Tensor(a): what
+// as_strided_tensorimpl does (the CPU kernel refuses MPS tensors), bounds check included.
+void as_strided_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto args = torch::jit::pop(*stack, op.schema().arguments().size());
+  const at::Tensor self = args[0].toTensor();
+  const std::vector<int64_t> size = args[1].toIntVector(), stride = args[2].toIntVector();
+  const int64_t offset = args[3].isNone() ? self.storage_offset() : args[3].toInt();
+  TORCH_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
+  TORCH_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
+  int64_t last = offset;
+  bool empty = false;
+  for (size_t i = 0; i < size.size(); ++i) {
+    TORCH_CHECK(size[i] >= 0, "Trying to create tensor with negative dimension ", size[i]);
+    empty |= size[i] == 0;
+    last += (size[i] - 1) * stride[i];
+  }
+  const int64_t needed = (last + 1) * static_cast<int64_t>(self.dtype().itemsize());
+  TORCH_CHECK(empty || needed <= static_cast<int64_t>(self.storage().nbytes()), "setStorage: sizes ", size,
+              ", strides ", stride, ", storage offset ", offset, ", and itemsize ", self.dtype().itemsize(),
+              " requiring a storage size of ", needed, " are out of bounds for storage of size ",
+              self.storage().nbytes());
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(self.storage()), self.key_set(),
+                                                   self.dtype());
+  impl->set_sizes_and_strides(size, stride);
+  impl->set_storage_offset(offset);
+  torch::jit::push(*stack, at::Tensor(std::move(impl)));
+}
+
+// _copy_from(Tensor self, Tensor dst, bool non_blocking) -> Tensor: copies self into dst.
+void copy_from_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto args = torch::jit::pop(*stack, op.schema().arguments().size());
+  const at::Tensor self = args[0].toTensor(), dst = args[1].toTensor();
+  host_view(dst).copy_(host_view(self));
+  torch::jit::push(*stack, dst);
+}
+
+// _copy_from_and_resize(Tensor self, Tensor dst) -> Tensor
+void copy_from_and_resize_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto args = torch::jit::pop(*stack, op.schema().arguments().size());
+  const at::Tensor self = args[0].toTensor(), dst = args[1].toTensor();
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  host_view(dst).copy_(host_view(self));
+  torch::jit::push(*stack, dst);
+}
+
+// copy_(Tensor(a!) self, Tensor src, bool non_blocking) -> Tensor(a!); either side may be the CPU one.
+void copy_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto args = torch::jit::pop(*stack, op.schema().arguments().size());
+  const at::Tensor self = args[0].toTensor(), src = args[1].toTensor();
+  host_view(self).copy_(host_view(src));
+  torch::jit::push(*stack, self);
+}
+
+using BoxedKernel = void (*)(const c10::OperatorHandle&, torch::jit::Stack*);
+
+template <BoxedKernel K>
+torch::CppFunction boxed() {
+  return torch::CppFunction::makeFromBoxedFunction<K>();
+}
+
+torch::CppFunction kernel_for(const std::string& name) {
+  if (name == "aten::empty.memory_format") return boxed<&empty_kernel>();
+  if (name == "aten::empty_strided") return boxed<&empty_strided_kernel>();
+  if (name == "aten::_copy_from") return boxed<&copy_from_kernel>();
+  if (name == "aten::_copy_from_and_resize") return boxed<&copy_from_and_resize_kernel>();
+  if (name == "aten::as_strided") return boxed<&as_strided_kernel>();
+  return boxed<&native_kernel>();
+}
+
+bool fallback_enabled_by_environment() {
+  const char* v = std::getenv("PYTORCH_ENABLE_MPS_FALLBACK");
+  if (!v || !*v) return false;
+  try {
+    return std::stoi(v) != 0;
+  } catch (const std::exception&) {
+    return false;  // MPSFallback.mm's std::stoi would throw; an unparsable value enables nothing here
+  }
+}
+
+bool same_options(const EmulatorOptions& a, const EmulatorOptions& b) {
+  return a.release_dir == b.release_dir && a.macos_major == b.macos_major;
+}
+
+}  // namespace
+
+std::string EmulatorInfo::label() const {
+  return fmt::format("emulated MPS (PyTorch {} registry, macOS {} rules)", release_version, macos_major);
+}
+
+const EmulatorInfo* active_mps_emulator() {
+  return g_state ? &g_state->info : nullptr;
+}
+
+std::string find_release_dir(const std::string& torch_version) {
+  std::smatch m;
+  if (!std::regex_search(torch_version, m, std::regex(R"(^(\d+)\.(\d+)\.(\d+))"))) return "";
+  const std::string exact = fmt::format("pytorch-{}.{}.{}", m[1].str(), m[2].str(), m[3].str());
+  const std::string same_minor = fmt::format("pytorch-{}.{}.", m[1].str(), m[2].str());
+  std::vector<std::string> roots;
+  if (const char* env = std::getenv("MPS_AUDIT_DATA_DIR"); env && *env) roots.emplace_back(env);
+  roots.emplace_back(MPS_AUDIT_SOURCE_DATA_DIR);
+  for (const auto& root : roots) {
+    if (is_directory(join_path(root, exact))) return join_path(root, exact);
+    for (const auto& name : list_directory(root)) {
+      if (name.rfind(same_minor, 0) == 0 && is_directory(join_path(root, name))) return join_path(root, name);
+    }
+  }
+  return "";
+}
+
+const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  EmulatorOptions options = requested;
+  if (options.release_dir.empty()) {
+    options.release_dir = find_release_dir(compat::kTorchVersion);
+    if (options.release_dir.empty()) {
+      throw UserError(
+          fmt::format("no registry data for libtorch {} to emulate MPS with; pass --emu-release with a "
+                      "folder holding its native_functions.yaml (a torch wheel has one under "
+                      "torchgen/packaged/ATen/native/)",
+                      compat::kTorchVersion));
+    }
+  }
+  if (g_state) {
+    if (!same_options(g_state->options, options)) {
+      throw UserError("the MPS emulator is already active in this process with other options");
+    }
+    return g_state->info;
+  }
+  auto& dispatcher = c10::Dispatcher::singleton();
+  if (auto empty = dispatcher.findOp({"aten::empty.memory_format", ""});
+      empty && empty->hasKernelForDispatchKey(c10::DispatchKey::MPS)) {
+    throw UserError("this libtorch has a real MPS backend: use --target mps, not mps-emu");
+  }
+
+  const ReleaseFiles files = resolve_release(options.release_dir, "MPS");
+  std::vector<ExtraRegistration> extra;
+  if (!files.extra_registrations.empty()) extra = read_extra_registrations(files.extra_registrations);
+  const Registry release = classify_native_functions(read_native_functions(files.native_functions), extra, "MPS");
+
+  const char* faults = std::getenv(kFaultsVariable);
+  FaultPlan fault_plan = FaultPlan::parse(faults ? faults : "");
+
+  // From here on the state lives as long as the process: the dispatcher keeps pointers into it.
+  State* state = new State();
+  g_state = state;
+  state->options = options;
+  state->faults = std::move(fault_plan);
+  state->info.release_dir = options.release_dir;
+  state->info.release_version = files.version.empty() ? folder_name(options.release_dir) : files.version;
+  state->info.macos_major = options.macos_major;
+  state->info.fallback_enabled = fallback_enabled_by_environment();
+
+  static c10::impl::NoOpDeviceGuardImpl<kMps> guard;
+  static c10::impl::DeviceGuardImplRegistrar guard_registrar(kMps, &guard);
+  c10::SetAllocator(kMps, &allocator());
+
+  state->kernels =
+      std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::MPS, __FILE__, __LINE__);
+  for (const auto& op : release.ops) {
+    if (op.status != OpStatus::kNative && op.status != OpStatus::kCpuFallback) continue;
+    const std::string bare = op.name.substr(op.name.find("::") + 2);
+    const size_t dot = bare.find('.');
+    if (!dispatcher.findOp({"aten::" + bare.substr(0, dot), dot == std::string::npos ? "" : bare.substr(dot + 1)})) {
+      state->info.absent_ops.push_back(op.name);
+      continue;
+    }
+    const bool stub = op.note.find("stub") != std::string::npos;
+    if (op.status == OpStatus::kCpuFallback) {
+      state->kernels->impl(bare.c_str(), boxed<&always_cpu_kernel>());
+      ++state->info.cpu_fallback_kernels;
+    } else if (stub) {
+      state->kernels->impl(bare.c_str(), boxed<&stub_kernel>());
+      ++state->info.stub_kernels;
+    } else {
+      state->kernels->impl(bare.c_str(), kernel_for(op.name));
+      ++state->info.native_kernels;
+    }
+  }
+  for (const char* op : kPlumbingOps) state->kernels->impl(op, boxed<&copy_kernel>());
+  state->fallback =
+      std::make_unique<torch::Library>(torch::Library::IMPL, "_", c10::DispatchKey::MPS, __FILE__, __LINE__);
+  if (state->info.fallback_enabled) {
+    state->fallback->fallback(boxed<&warn_and_fall_back>());
+  } else {
+    state->fallback->fallback(boxed<&error_fallback>());
+  }
+  return state->info;
+}
+
+}  // namespace mps_audit::emu

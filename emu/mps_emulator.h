@@ -1,0 +1,47 @@
+// The MPS emulation backend: DispatchKey::MPS on a libtorch built without MPS, with the kernel set of a chosen
+// PyTorch release, so that the whole MPS code path of the tool runs on any machine. See Note [MPS emulation]
+// in mps_emulator.cc for how it works; docs/emulator.md for what it reproduces and what it cannot.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mps_audit::emu {
+
+// Registered for MPS by the emulator although no release lists it for MPS (see Note [MPS emulation]).
+inline constexpr const char* kPlumbingOps[] = {"copy_"};
+
+struct EmulatorOptions {
+  std::string release_dir;  // data/pytorch-X.Y.Z-like folder; empty: the one matching the linked libtorch
+  int macos_major = 14;     // data type rules of this macOS version
+};
+
+struct EmulatorInfo {
+  std::string release_version;  // "1.13.1"
+  std::string release_dir;
+  int macos_major = 14;
+  bool fallback_enabled = false;  // PYTORCH_ENABLE_MPS_FALLBACK, as read at activation
+  size_t native_kernels = 0;      // operators given an emulated native kernel
+  size_t cpu_fallback_kernels = 0;
+  size_t stub_kernels = 0;
+  // Operators the release implements for MPS but the linked libtorch does not have at all.
+  std::vector<std::string> absent_ops;
+
+  // "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)": every report of an emulated run says so.
+  std::string label() const;
+};
+
+// Registers the emulator for this process: once, before any MPS tensor exists. Reads PYTORCH_ENABLE_MPS_FALLBACK
+// and MPS_AUDIT_EMU_FAULTS now, as the real backend reads its variable once when it loads.
+// Throws UserError when the linked libtorch has a real MPS backend, when no release data is found, or when
+// called again with other options.
+const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& options);
+
+// nullptr until activate_mps_emulator succeeded.
+const EmulatorInfo* active_mps_emulator();
+
+// The release folder matching a libtorch version ("2.11.0"; "1.13.0" finds pytorch-1.13.1 too): in
+// $MPS_AUDIT_DATA_DIR, then the data/ folder of the source tree this was built from. Empty when none.
+std::string find_release_dir(const std::string& torch_version);
+
+}  // namespace mps_audit::emu

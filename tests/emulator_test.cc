@@ -1,0 +1,250 @@
+// Tests of the MPS emulator against what ../shared/MPS_FACTS.md says real MPS does. The process runs with the
+// emulator active (emulator_test_main.cc); expectations that depend on the release come from its registry.
+#include <unistd.h>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/cos.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/heaviside.h>
+#include <ATen/ops/index.h>
+#include <ATen/ops/max.h>
+#include <ATen/ops/nonzero.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/sin.h>
+#include <ATen/ops/tan.h>
+#include <gtest/gtest.h>
+
+#include "common/torch_compat.h"
+#include "emu/mps_emulator.h"
+#include "probe/dispatch_trace.h"
+#include "registry/extra_registrations.h"
+#include "registry/native_functions.h"
+#include "registry/release_data.h"
+#include "registry/static_registry.h"
+
+namespace mps_audit {
+namespace {
+
+const c10::Device kMps(c10::DeviceType::MPS, 0);
+
+const emu::EmulatorInfo& info() {
+  return *emu::active_mps_emulator();
+}
+
+// The active release's MPS classification.
+const Registry& release() {
+  static const Registry reg = [] {
+    ReleaseFiles files = resolve_release(info().release_dir, "MPS");
+    std::vector<ExtraRegistration> extra;
+    if (!files.extra_registrations.empty()) extra = read_extra_registrations(files.extra_registrations);
+    return classify_native_functions(read_native_functions(files.native_functions), extra, "MPS");
+  }();
+  return reg;
+}
+
+OpStatus status_in_release(const std::string& name) {
+  return release().find(name)->status;
+}
+
+at::Tensor sample(c10::ScalarType type) {
+  at::Tensor t = at::arange(-3, 9, at::TensorOptions().dtype(at::kFloat)).reshape({3, 4});
+  if (type == at::kBool) return t.gt(0);
+  return t.to(type);
+}
+
+TEST(Emulator, RoundTripsEveryAcceptedDtype) {
+  std::vector<c10::ScalarType> types = {at::kFloat, at::kHalf, at::kLong, at::kInt,      at::kShort,
+                                        at::kChar,  at::kByte, at::kBool, at::kBFloat16, at::kComplexFloat};
+  for (auto type : types) {
+    at::Tensor cpu = sample(type);
+    at::Tensor mps = cpu.to(kMps);
+    EXPECT_EQ(mps.device(), kMps) << type;
+    EXPECT_EQ(mps.scalar_type(), type);
+    EXPECT_TRUE(at::equal(mps.to(at::kCPU), cpu)) << type;
+  }
+}
+
+TEST(Emulator, RefusesFloat64AndComplex128WithMpsMessage) {
+  for (auto type : {at::kDouble, at::kComplexDouble}) {
+    try {
+      sample(at::kFloat).to(type).to(kMps);
+      FAIL() << "expected a TypeError for " << type;
+    } catch (const c10::TypeError& e) {
+      EXPECT_NE(std::string(e.what()).find("MPS framework doesn't support float64"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(at::empty({2}, at::TensorOptions().device(kMps).dtype(at::kDouble)), c10::TypeError);
+}
+
+TEST(Emulator, NativeOpsComputeLikeTheCpuAndLookNativeInATrace) {
+  at::Tensor cpu = sample(at::kFloat);
+  at::Tensor x = cpu.to(kMps);
+  at::Tensor y;
+  {
+    DispatchTrace trace;
+    y = at::sin(x);
+    EXPECT_TRUE(trace.ran("aten::sin"));
+    EXPECT_FALSE(trace.ran("aten::_to_cpu"));
+  }
+  ASSERT_EQ(status_in_release("aten::sin"), OpStatus::kNative);
+  EXPECT_EQ(y.device(), kMps);
+  EXPECT_TRUE(at::equal(y.to(at::kCPU), at::sin(cpu)));
+  EXPECT_FLOAT_EQ(x.sum().item<float>(), cpu.sum().item<float>());
+}
+
+TEST(Emulator, AlwaysCpuKernelsFallBackWhateverTheVariable) {
+  at::Tensor cpu = sample(at::kFloat);
+  DispatchTrace trace;
+  at::Tensor y = at::nonzero(cpu.to(kMps));
+  EXPECT_TRUE(at::equal(y.to(at::kCPU), at::nonzero(cpu)));
+  EXPECT_EQ(y.device(), kMps);
+  // nonzero is an always-CPU kernel in 1.13.1 and a Metal kernel in 2.11.0: the trace must say which.
+  EXPECT_EQ(trace.ran("aten::_to_cpu"), status_in_release("aten::nonzero") == OpStatus::kCpuFallback);
+}
+
+TEST(Emulator, InPlaceOutAndViewSemantics) {
+  at::Tensor cpu = sample(at::kFloat);
+  at::Tensor x = cpu.to(kMps);
+  const void* storage = x.data_ptr();
+  at::Tensor& same = x.add_(1);
+  EXPECT_EQ(&same, &x);
+  EXPECT_EQ(x.data_ptr(), storage);
+  EXPECT_TRUE(at::equal(x.to(at::kCPU), at::add(cpu, 1)));
+
+  at::Tensor out = at::empty({1}, at::TensorOptions().device(kMps));  // wrong size: out= resizes it
+  at::sin_out(out, x);
+  EXPECT_EQ(out.sizes(), x.sizes());
+  EXPECT_TRUE(at::equal(out.to(at::kCPU), at::sin(at::add(cpu, 1))));
+
+  at::Tensor v = x.view({12});
+  EXPECT_EQ(v.device(), kMps);
+  EXPECT_EQ(v.data_ptr(), x.data_ptr());
+  v.zero_();
+  EXPECT_EQ(x.abs().sum().item<float>(), 0.0f);
+  at::Tensor row = x.select(0, 1);  // a composite view over as_strided
+  EXPECT_EQ(row.storage().data_ptr().get(), x.storage().data_ptr().get());
+}
+
+TEST(Emulator, MultipleOutputsListsAndOptionalTensors) {
+  at::Tensor cpu = sample(at::kFloat);
+  at::Tensor x = cpu.to(kMps);
+  auto [values, indices] = at::max(x, 1);
+  auto [cpu_values, cpu_indices] = at::max(cpu, 1);
+  EXPECT_EQ(values.device(), kMps);
+  EXPECT_TRUE(at::equal(values.to(at::kCPU), cpu_values));
+  EXPECT_TRUE(at::equal(indices.to(at::kCPU), cpu_indices));
+
+  at::Tensor joined = at::cat({x, x}, 0);
+  EXPECT_TRUE(at::equal(joined.to(at::kCPU), at::cat({cpu, cpu}, 0)));
+
+  at::Tensor idx = at::arange(0, 2, at::TensorOptions().dtype(at::kLong));
+  c10::List<c10::optional<at::Tensor>> cpu_index({c10::optional<at::Tensor>(idx)});
+  c10::List<c10::optional<at::Tensor>> mps_index({c10::optional<at::Tensor>(idx.to(kMps))});
+  EXPECT_TRUE(at::equal(at::index(x, mps_index).to(at::kCPU), at::index(cpu, cpu_index)));
+}
+
+// The emulated kernel set is the release's registration set, restricted to operators this libtorch has, plus
+// copy_ (emu::kPlumbingOps says why).
+TEST(Emulator, KernelSetEqualsTheReleasesRegistrations) {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  std::set<std::string> expected, registered;
+  for (const auto& op : release().ops) {
+    if (op.status == OpStatus::kNative || op.status == OpStatus::kCpuFallback) expected.insert(op.name);
+  }
+  for (const auto& absent : info().absent_ops) expected.erase(absent);
+  for (const char* plumbing : emu::kPlumbingOps) expected.insert(std::string("aten::") + plumbing);
+  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+    auto op = dispatcher.findOp(name);
+    if (op && op->hasKernelForDispatchKey(c10::DispatchKey::MPS)) registered.insert(c10::toString(name));
+  }
+  EXPECT_EQ(registered, expected);
+  EXPECT_EQ(info().native_kernels + info().cpu_fallback_kernels + info().stub_kernels + std::size(emu::kPlumbingOps),
+            expected.size());
+  for (const auto& absent : info().absent_ops) EXPECT_FALSE(dispatcher.findOp(c10::OperatorName(absent, "")));
+}
+
+TEST(Emulator, SaysItIsEmulated) {
+  EXPECT_EQ(info().label(), "emulated MPS (PyTorch " + info().release_version + " registry, macOS " +
+                                std::to_string(info().macos_major) + " rules)");
+  EXPECT_THROW(emu::activate_mps_emulator({info().release_dir, info().macos_major + 1}), UserError);
+}
+
+// heaviside decomposes (CompositeExplicitAutogradNonFunctional) into heaviside.out, which has no MPS kernel in
+// either release: the backend fallback decides.
+TEST(EmulatorErrorFallback, RaisesMpsNotImplementedError) {
+  ASSERT_FALSE(info().fallback_enabled);
+  at::Tensor x = sample(at::kFloat).to(kMps);
+  try {
+    at::heaviside(x, x);
+    FAIL() << "expected NotImplementedError";
+  } catch (const c10::NotImplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("The operator 'aten::heaviside.out' is not currently implemented for the "
+                                         "MPS device"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(EmulatorCpuFallback, RunsOnTheCpuAndSaysSo) {
+  ASSERT_TRUE(info().fallback_enabled);
+  at::Tensor cpu = sample(at::kFloat);
+  at::Tensor x = cpu.to(kMps);
+  compat::torch_warnings::set_warnAlways(true);
+  compat::CollectingWarningHandler warnings;
+  compat::torch_warnings::WarningHandlerGuard guard(&warnings);
+  DispatchTrace trace;
+  at::Tensor y = at::heaviside(x, x);
+  compat::torch_warnings::set_warnAlways(false);
+  EXPECT_EQ(y.device(), kMps);
+  EXPECT_TRUE(at::equal(y.to(at::kCPU), at::heaviside(cpu, cpu)));
+  const auto parents = trace.parents_of("aten::_to_cpu");
+  ASSERT_FALSE(parents.empty());
+  EXPECT_EQ(parents[0], "aten::heaviside");  // the leaf that fell back (RecordFunction names omit overloads)
+  ASSERT_FALSE(warnings.messages.empty());
+  EXPECT_NE(warnings.messages[0].find("The operator 'aten::heaviside.out' is not currently supported on the MPS "
+                                      "backend and will fall back to run on the CPU"),
+            std::string::npos)
+      << warnings.messages[0];
+}
+
+TEST(EmulatorMacos13, RefusesBfloat16AndComplex) {
+  ASSERT_EQ(info().macos_major, 13);
+  try {
+    sample(at::kFloat).to(at::kBFloat16).to(kMps);
+    FAIL() << "expected a TypeError";
+  } catch (const c10::TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("MPS bfloat16 type is supported on MacOS 14.0 or newer."), std::string::npos);
+  }
+  EXPECT_THROW(sample(at::kFloat).to(at::kComplexFloat).to(kMps), c10::TypeError);
+  EXPECT_NO_THROW(sample(at::kHalf).to(kMps));
+}
+
+// Run with MPS_AUDIT_EMU_FAULTS="aten::sin=wrong,aten::cos=crash,aten::tan=hang,aten::exp=throw".
+TEST(EmulatorFaults, EachKindOfFault) {
+  at::Tensor cpu = sample(at::kFloat);
+  at::Tensor x = cpu.to(kMps);
+  EXPECT_FALSE(at::equal(at::sin(x).to(at::kCPU), at::sin(cpu)));
+  EXPECT_TRUE(at::equal(at::add(x, x).to(at::kCPU), at::add(cpu, cpu)));  // other ops are untouched
+  try {
+    at::exp(x);
+    FAIL() << "expected the injected exception";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("injected fault: aten::exp throws"), std::string::npos);
+  }
+  EXPECT_DEATH(at::cos(x), "");
+  EXPECT_EXIT(
+      {
+        alarm(2);
+        at::tan(x);
+      },
+      ::testing::KilledBySignal(SIGALRM), "");
+}
+
+}  // namespace
+}  // namespace mps_audit
