@@ -3,17 +3,22 @@
 //
 // Exit codes:
 //   0  ran, and nothing regressed
-//   1  ran, and the gate failed (e.g. `registry diff --fail-on-lost` found lost kernels)
+//   1  ran, and the gate failed (`run --fail-on` verdicts present, `registry diff --fail-on-lost` lost kernels)
 //   2  bad input (flags, files) or a tool error; one "error: ..." line on standard error says which
 #include <exception>
 #include <iostream>
 #include <string>
 
 #include <fmt/format.h>
+#include <climits>
+#include <cstdlib>
+
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include "common/diagnostics.h"
 #include "common/torch_info.h"
+#include "probe/runner.h"
 #include "registry/registry_command.h"
 
 namespace {
@@ -26,6 +31,17 @@ std::string version_text() {
 
 std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
+}
+
+// This executable's path, to start workers with.
+std::string self_path(const char* argv0) {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) return std::string(buf, static_cast<size_t>(n));
+  char* resolved = ::realpath(argv0, nullptr);
+  std::string out = resolved ? resolved : argv0;
+  std::free(resolved);
+  return out;
 }
 
 }  // namespace
@@ -66,6 +82,37 @@ int main(int argc, char** argv) {
   diff->add_option("-o,--output", diff_opts.output, "Write to this file instead of standard output");
   diff->add_flag("--fail-on-lost", diff_opts.fail_on_lost, "Exit with 1 when an operator lost its kernel");
 
+  RunOptions run_opts;
+  run_opts.self = self_path(argv[0]);
+  CLI::App* run = app.add_subcommand("run", "Probe operators on the CPU and a target, compare, and report");
+  run->add_option("--target", run_opts.target, "auto, mps, mps-emu, cuda, cpu or meta")->capture_default_str();
+  run->add_option("--spec", run_opts.spec, "The op spec")->capture_default_str();
+  run->add_option("--ops", run_opts.ops, "Regular expression on 'aten::name.overload' (default: all)");
+  run->add_option("--dtypes", run_opts.dtypes, "Dtypes to probe (default: the spec's)")->delimiter(',');
+  run->add_option("--out", run_opts.out_dir, "Folder for the reports")->capture_default_str();
+  run->add_option("--format", run_opts.formats, "Report formats: json, md")->delimiter(',')->capture_default_str();
+  run->add_option("--fallback", run_opts.fallback, "PYTORCH_ENABLE_MPS_FALLBACK for the probes: on or off")
+      ->capture_default_str();
+  run->add_option("--emu-release", run_opts.emu_release,
+                  "mps-emu: the release folder whose MPS kernels to emulate (default: the linked libtorch's)");
+  run->add_option("--emu-macos", run_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
+      ->capture_default_str();
+  run->add_option("--timeout", run_opts.timeout_s, "Seconds one probe may take")->capture_default_str();
+  run->add_option("-j,--jobs", run_opts.jobs, "Worker processes (default: one per core)");
+  run->add_option("--fail-on", run_opts.fail_on, "Exit 1 when any result has one of these verdicts")->delimiter(',');
+  run->add_flag("!--no-progress", run_opts.progress, "No progress line");
+
+  WorkerOptions worker_opts;
+  CLI::App* worker = app.add_subcommand("__worker", "");  // started by `run` (probe/runner.cc)
+  worker->group("");
+  worker->add_option("--target", worker_opts.target)->required();
+  worker->add_option("--spec", worker_opts.spec)->required();
+  worker->add_option("--plan", worker_opts.plan)->required();
+  worker->add_option("--first", worker_opts.first);
+  worker->add_option("--step", worker_opts.step);
+  worker->add_option("--emu-release", worker_opts.emu_release);
+  worker->add_option("--emu-macos", worker_opts.emu_macos);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -75,6 +122,8 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (run->parsed()) return run_audit(run_opts, std::cout, std::cerr);
+    if (worker->parsed()) return run_worker(worker_opts, std::cout);
     if (diff->parsed()) return run_registry_diff(diff_opts, std::cout);
     if (registry->parsed()) return run_registry(registry_opts, std::cout);
   } catch (const UserError& e) {

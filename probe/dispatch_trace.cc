@@ -22,8 +22,16 @@ TraceState& state() {
 
 thread_local std::vector<std::string> t_stack;
 
+// "aten::cumsum.out": RecordFunction's name() omits the overload, its operator_name() has it.
+std::string full_name(const at::RecordFunction& fn) {
+  if (auto op = fn.operator_name()) {
+    return op->overload_name.empty() ? op->name : op->name + "." + op->overload_name;
+  }
+  return fn.name();
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  const std::string name = fn.name();
+  const std::string name = full_name(fn);
   TraceState& s = state();
   {
     std::lock_guard<std::mutex> lock(s.mutex);

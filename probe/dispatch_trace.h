@@ -11,7 +11,7 @@
 namespace mps_audit {
 
 struct TraceEvent {
-  std::string name;  // "aten::add.Tensor" is reported as "aten::add" by RecordFunction: overloads are not named
+  std::string name;  // "aten::add.Tensor"; the overload omitted when empty
   int depth = 0;     // 0 for operators called from outside any traced operator
 };
 

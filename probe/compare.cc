@@ -1,0 +1,160 @@
+// Output comparison, on the CPU in float64 (or exactly for integers and booleans).
+#include "probe/compare.h"
+
+#include <cmath>
+
+#include <ATen/ScalarOps.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/view_as_real.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "probe/dtypes.h"
+
+namespace mps_audit {
+namespace {
+
+std::string index_of(const at::Tensor& t, int64_t flat) {
+  std::string out = "[";
+  std::vector<int64_t> idx(t.dim());
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    idx[d] = flat % t.size(d);
+    flat /= t.size(d);
+  }
+  for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + std::to_string(idx[i]);
+  return out + "]";
+}
+
+void merge(Comparison& into, Comparison&& part, const std::string& where) {
+  if (part.equal) {
+    into.max_abs_error = std::max(into.max_abs_error, part.max_abs_error);
+    into.max_rel_error = std::max(into.max_rel_error, part.max_rel_error);
+    return;
+  }
+  if (into.equal) {
+    into = std::move(part);
+    if (!where.empty()) into.message = where + ": " + into.message;
+  }
+}
+
+Comparison compare_tensors(const at::Tensor& e, const at::Tensor& a, CompareMode mode, const Tolerance* tol) {
+  Comparison c;
+  if (e.defined() != a.defined()) {
+    c.equal = false;
+    c.message = e.defined() ? "undefined tensor, expected one" : "tensor, expected an undefined one";
+    return c;
+  }
+  if (!e.defined()) return c;
+  if (e.scalar_type() != a.scalar_type()) {
+    c.equal = false;
+    c.message =
+        fmt::format("dtype {} differs from the CPU's {}", dtype_name(a.scalar_type()), dtype_name(e.scalar_type()));
+    return c;
+  }
+  if (e.sizes() != a.sizes()) {
+    c.equal = false;
+    c.message = fmt::format("shape {} differs from the CPU's {}", fmt::join(a.sizes(), "x"), fmt::join(e.sizes(), "x"));
+    return c;
+  }
+  if (mode == CompareMode::kShape || e.numel() == 0 || e.is_meta() || a.is_meta()) return c;
+  at::Tensor ee = e.contiguous().reshape({-1}), aa = a.contiguous().reshape({-1});
+  if (mode == CompareMode::kSorted && !e.is_complex() && e.scalar_type() != c10::ScalarType::Bool) {
+    ee = std::get<0>(ee.sort());
+    aa = std::get<0>(aa.sort());
+  }
+  const Tolerance t = tol ? *tol : default_tolerance(e.scalar_type());
+  if (!e.is_floating_point() && !e.is_complex()) {
+    const at::Tensor bad = ee.ne(aa);
+    c.mismatches = bad.sum().item<int64_t>();
+    if (c.mismatches > 0) {
+      const int64_t first = bad.to(c10::ScalarType::Byte).argmax().item<int64_t>();
+      c.equal = false;
+      c.first_mismatch = index_of(e, first);
+      c.message = fmt::format("{} of {} elements differ; first at {}", c.mismatches, e.numel(), c.first_mismatch);
+      c.max_abs_error = ee.to(c10::ScalarType::Double).sub(aa.to(c10::ScalarType::Double)).abs().max().item<double>();
+    }
+    return c;
+  }
+  if (e.is_complex()) {  // by parts
+    ee = at::view_as_real(ee).reshape({-1});
+    aa = at::view_as_real(aa).reshape({-1});
+  }
+  ee = ee.to(c10::ScalarType::Double);
+  aa = aa.to(c10::ScalarType::Double);
+  const at::Tensor nan_e = ee.isnan(), nan_a = aa.isnan();
+  const at::Tensor both_equal = ee.eq(aa);  // covers matching infinities
+  const at::Tensor diff = ee.sub(aa).abs();
+  const at::Tensor allowed = ee.abs().mul(t.rtol).add(t.atol);
+  at::Tensor bad = nan_e.ne(nan_a).logical_or(
+      diff.gt(allowed).logical_and(both_equal.logical_not()).logical_and(nan_e.logical_not()));
+  const at::Tensor finite = diff.isfinite();
+  if (finite.any().item<bool>()) {
+    const at::Tensor fd = diff.masked_select(finite);
+    c.max_abs_error = fd.max().item<double>();
+    c.max_rel_error = fd.div(ee.abs().masked_select(finite).clamp_min(1e-300)).max().item<double>();
+  }
+  c.mismatches = bad.sum().item<int64_t>();
+  if (c.mismatches > 0) {
+    int64_t first = bad.to(c10::ScalarType::Byte).argmax().item<int64_t>();
+    if (e.is_complex()) first /= 2;
+    c.equal = false;
+    c.first_mismatch = index_of(e, first);
+    c.message = fmt::format("{} of {} elements differ beyond atol={:g}, rtol={:g}; max abs error {:g}, first at {}",
+                            c.mismatches, e.is_complex() ? 2 * e.numel() : e.numel(), t.atol, t.rtol, c.max_abs_error,
+                            c.first_mismatch);
+  }
+  return c;
+}
+
+}  // namespace
+
+Tolerance default_tolerance(c10::ScalarType type) {
+  switch (type) {
+    case c10::ScalarType::Half: return {1e-5, 1e-3};
+    case c10::ScalarType::BFloat16: return {1e-5, 1.6e-2};
+    case c10::ScalarType::Float:
+    case c10::ScalarType::ComplexFloat: return {1e-5, 1.3e-6};
+    case c10::ScalarType::Double:
+    case c10::ScalarType::ComplexDouble: return {1e-7, 1e-7};
+    default: return {0, 0};
+  }
+}
+
+Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actual, CompareMode mode,
+                           const Tolerance* tolerance_override) {
+  Comparison c;
+  if (expected.isTensor() && actual.isTensor()) {
+    return compare_tensors(expected.toTensor(), actual.toTensor(), mode, tolerance_override);
+  }
+  if ((expected.isTuple() && actual.isTuple()) || (expected.isList() && actual.isList())) {
+    const auto ev = expected.isTuple() ? expected.toTupleRef().elements().vec() : expected.toList().vec();
+    const auto av = actual.isTuple() ? actual.toTupleRef().elements().vec() : actual.toList().vec();
+    if (ev.size() != av.size()) {
+      c.equal = false;
+      c.message = fmt::format("{} outputs, the CPU gave {}", av.size(), ev.size());
+      return c;
+    }
+    for (size_t i = 0; i < ev.size(); ++i) {
+      merge(c, compare_outputs(ev[i], av[i], mode, tolerance_override), fmt::format("output {}", i));
+    }
+    return c;
+  }
+  if (expected.isNone() && actual.isNone()) return c;
+  if (expected.tagKind() != actual.tagKind()) {
+    c.equal = false;
+    c.message = fmt::format("a {}, the CPU gave a {}", actual.tagKind(), expected.tagKind());
+    return c;
+  }
+  if (mode == CompareMode::kShape) return c;
+  if (expected.isDouble() || expected.isComplexDouble() || (expected.isScalar() && actual.isScalar())) {
+    const at::Tensor e = at::scalar_to_tensor(expected.toScalar()), a = at::scalar_to_tensor(actual.toScalar());
+    return compare_tensors(e, a.to(e.scalar_type()), mode, tolerance_override);
+  }
+  if (expected.isString() && expected.toStringRef() != actual.toStringRef()) {
+    c.equal = false;
+    c.message = fmt::format("'{}', the CPU gave '{}'", actual.toStringRef(), expected.toStringRef());
+  }
+  return c;
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,37 @@
+// Compares a target's outputs with the CPU reference: dtype and shape must match; floating point within
+// tolerance with NaN and infinities in the same places; integers and booleans exactly; complex by parts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <ATen/core/ivalue.h>
+
+namespace mps_audit {
+
+struct Tolerance {
+  double atol = 0, rtol = 0;
+};
+
+// torch.testing.assert_close's defaults for the dtype (exact for integers and booleans).
+Tolerance default_tolerance(c10::ScalarType type);
+
+enum class CompareMode {
+  kValues,  // element by element
+  kShape,   // dtype and shape only: random and uninitialised outputs
+  kSorted,  // values after sorting each output: ties and unordered results
+};
+
+struct Comparison {
+  bool equal = true;
+  std::string message;  // what differs, when not equal
+  double max_abs_error = 0, max_rel_error = 0;
+  int64_t mismatches = 0;
+  std::string first_mismatch;  // index of the first mismatching element, "[i, j]"
+};
+
+// `actual` must already be on the CPU. Tuples, lists, scalars and None are compared element by element.
+Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actual, CompareMode mode,
+                           const Tolerance* tolerance_override = nullptr);
+
+}  // namespace mps_audit

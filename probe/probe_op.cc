@@ -1,0 +1,242 @@
+// One probe: inputs on the CPU, reference on the CPU, the same inputs copied to the target, a traced run there,
+// comparison, verdict.
+#include "probe/probe_op.h"
+
+#include <chrono>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <fmt/format.h>
+
+#include "common/torch_compat.h"
+#include "probe/compare.h"
+#include "probe/dispatch_trace.h"
+#include "probe/dtypes.h"
+#include "probe/inputs.h"
+
+namespace mps_audit {
+namespace {
+
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+// What a c10::Error says, without the C++ backtrace libtorch appends.
+std::string error_text(const std::exception& e) {
+  if (const auto* c = dynamic_cast<const c10::Error*>(&e)) return first_line(c->what_without_backtrace());
+  return first_line(e.what());
+}
+
+c10::IValue map_tensors(const c10::IValue& v, const std::function<at::Tensor(const at::Tensor&)>& f) {
+  if (v.isTensor()) return f(v.toTensor());
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
+    return out;
+  }
+  if (v.isTuple()) {
+    std::vector<c10::IValue> out;
+    for (const auto& e : v.toTupleRef().elements()) out.push_back(map_tensors(e, f));
+    return c10::ivalue::Tuple::create(std::move(out));
+  }
+  if (v.isList()) {
+    auto list = v.toList();
+    bool has_tensor = false;
+    for (const c10::IValue& e : list) has_tensor |= e.isTensor();
+    if (!has_tensor) return v;
+    c10::List<c10::optional<at::Tensor>> out;
+    for (const c10::IValue& e : list) {
+      out.push_back(e.isTensor() ? c10::optional<at::Tensor>(f(e.toTensor())) : c10::nullopt);
+    }
+    return out;
+  }
+  return v;
+}
+
+std::vector<c10::IValue> copy_args(const std::vector<c10::IValue>& args,
+                                   const std::function<at::Tensor(const at::Tensor&)>& f) {
+  std::vector<c10::IValue> out;
+  for (const auto& a : args) out.push_back(map_tensors(a, f));
+  return out;
+}
+
+// Runs the op; returns its returns followed by the arguments it writes (in-place and out= variants).
+c10::IValue run(const c10::OperatorHandle& op, std::vector<c10::IValue> args) {
+  std::vector<c10::IValue> written;
+  const auto& schema = op.schema();
+  torch::jit::Stack stack = args;
+  op.callBoxed(&stack);
+  std::vector<c10::IValue> outputs(stack.begin(), stack.end());
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const auto& alias = schema.arguments()[i].alias_info();
+    if (alias && alias->isWrite()) outputs.push_back(args[i]);
+  }
+  return c10::ivalue::Tuple::create(std::move(outputs));
+}
+
+bool low_precision(c10::ScalarType t) {
+  return t == c10::ScalarType::Half || t == c10::ScalarType::BFloat16;
+}
+
+bool is_unsupported(const std::exception& e) {
+  return dynamic_cast<const c10::NotImplementedError*>(&e) || dynamic_cast<const c10::TypeError*>(&e);
+}
+
+struct SampleOutcome {
+  Verdict verdict = Verdict::kPass;
+  std::string message;
+  Comparison comparison;
+  std::vector<std::string> fallback_ops;
+};
+
+SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
+                           const c10::OperatorHandle& op, c10::ScalarType dtype, const std::string& dtype_label,
+                           const SampleInputs& inputs) {
+  SampleOutcome out;
+  // The target gets its own copy of the inputs, made before the CPU run can modify them.
+  const std::vector<c10::IValue> target_args =
+      copy_args(inputs.args, [&](const at::Tensor& t) { return t.defined() ? t.to(target.device) : t; });
+  c10::IValue expected;
+  try {
+    expected = run(op, copy_args(inputs.args, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; }));
+  } catch (const std::exception& e) {
+    // As PyTorch's MPS tests do: without a CPU kernel for a low-precision dtype, compute the reference in float32.
+    if (!low_precision(dtype)) {
+      out.verdict = Verdict::kSkip;
+      out.message = "no reference: the CPU raised: " + error_text(e);
+      return out;
+    }
+    try {
+      expected = run(op, copy_args(inputs.args, [&](const at::Tensor& t) {
+                       return t.defined() && t.scalar_type() == dtype ? t.to(c10::ScalarType::Float) : t;
+                     }));
+      expected = map_tensors(expected, [&](const at::Tensor& t) {
+        return t.defined() && t.scalar_type() == c10::ScalarType::Float ? t.to(dtype) : t;
+      });
+    } catch (const std::exception& e2) {
+      out.verdict = Verdict::kSkip;
+      out.message = "no reference: the CPU raised: " + error_text(e2);
+      return out;
+    }
+  }
+
+  c10::IValue actual;
+  {
+    compat::CollectingWarningHandler warnings;
+    compat::torch_warnings::WarningHandlerGuard guard(&warnings);
+    compat::torch_warnings::set_warnAlways(true);
+    try {
+      DispatchTrace trace;
+      actual = run(op, target_args);
+      for (const auto& parent : trace.parents_of("aten::_to_cpu")) {
+        const std::string name = parent.empty() ? "(top level)" : parent;
+        if (std::find(out.fallback_ops.begin(), out.fallback_ops.end(), name) == out.fallback_ops.end()) {
+          out.fallback_ops.push_back(name);
+        }
+      }
+    } catch (const std::exception& e) {
+      compat::torch_warnings::set_warnAlways(false);
+      out.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
+      out.message = error_text(e);
+      return out;
+    }
+    compat::torch_warnings::set_warnAlways(false);
+  }
+  const bool meta = target.device.type() == c10::kMeta;
+  const c10::IValue actual_cpu =
+      meta ? actual : map_tensors(actual, [](const at::Tensor& t) { return t.defined() ? t.to(c10::kCPU) : t; });
+  const CompareMode mode =
+      meta ? CompareMode::kShape : (entry && entry->compare ? *entry->compare : CompareMode::kValues);
+  out.comparison = compare_outputs(expected, actual_cpu, mode, spec.tolerance_for(entry, dtype_label));
+  if (!out.comparison.equal) {
+    out.verdict = Verdict::kMismatch;
+    out.message = out.comparison.message;
+  } else if (!out.fallback_ops.empty()) {
+    out.verdict = Verdict::kFallback;
+    out.message = fmt::format("ran on the CPU: {}", fmt::join(out.fallback_ops, ", "));
+  }
+  return out;
+}
+
+}  // namespace
+
+ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op_name,
+                     const std::string& dtype_label) {
+  const auto start = std::chrono::steady_clock::now();
+  ProbeResult r;
+  r.op = op_name;
+  r.dtype = dtype_label;
+  const size_t colons = op_name.find("::"), dot = op_name.find('.', colons);
+  auto op = c10::Dispatcher::singleton().findOp(
+      {op_name.substr(0, dot), dot == std::string::npos ? "" : op_name.substr(dot + 1)});
+  const OpSpec* entry = spec.find(op_name);
+  const auto dtype = parse_dtype(dtype_label);
+  if (!op || !op->hasSchema() || !dtype) {
+    r.message = !op ? "no such operator in this libtorch" : "unknown dtype";
+    return r;
+  }
+  if (entry && !entry->skip.empty()) {
+    r.message = "spec: " + entry->skip;
+    return r;
+  }
+  std::vector<const SampleSpec*> samples;
+  if (entry) {
+    for (const auto& s : entry->samples) samples.push_back(&s);
+  }
+  if (samples.empty()) samples.push_back(nullptr);
+
+  bool any_run = false;
+  r.verdict = Verdict::kSkip;
+  std::string skip_reason;
+  for (const SampleSpec* sample : samples) {
+    const SampleInputs inputs = make_inputs(op->schema(), *dtype, spec, sample, op_name + "/" + dtype_label);
+    if (!inputs.unsupported.empty()) {
+      skip_reason = inputs.unsupported;
+      continue;
+    }
+    SampleOutcome o;
+    try {
+      o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs);
+    } catch (const std::exception& e) {  // moving inputs to the target, say
+      o.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
+      o.message = error_text(e);
+    }
+    ++r.samples;
+    if (o.verdict == Verdict::kSkip) {
+      skip_reason = o.message;
+      continue;
+    }
+    const bool first = !any_run;
+    any_run = true;
+    if (first || (worse(r.verdict, o.verdict) == o.verdict && o.verdict != r.verdict)) {
+      r.verdict = o.verdict;
+      r.message = o.message;
+      r.sample = inputs.name;
+      r.fallback_ops = o.fallback_ops;
+      r.max_abs_error = o.comparison.max_abs_error;
+      r.max_rel_error = o.comparison.max_rel_error;
+      r.mismatches = o.comparison.mismatches;
+      r.first_mismatch = o.comparison.first_mismatch;
+    }
+  }
+  if (!any_run) r.message = skip_reason;
+
+  if (entry && r.verdict != Verdict::kSkip) {
+    for (const auto& k : entry->xfail) {
+      const bool target_matches =
+          k.targets.empty() || std::find(k.targets.begin(), k.targets.end(), target.name) != k.targets.end();
+      const bool dtype_matches =
+          k.dtypes.empty() || std::find(k.dtypes.begin(), k.dtypes.end(), dtype_label) != k.dtypes.end();
+      if (!target_matches || !dtype_matches) continue;
+      const bool failed = r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback;
+      r.message = failed ? fmt::format("expected failure ({}): {}", k.reason, r.message)
+                         : fmt::format("passed, though the spec expects a failure: {}", k.reason);
+      r.verdict = failed ? Verdict::kXfail : Verdict::kXpass;
+      break;
+    }
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace mps_audit

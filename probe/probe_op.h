@@ -1,0 +1,22 @@
+// Runs one operator in one dtype on the CPU (the reference) and on the target, in this process, and decides the
+// verdict: the worst sample decides. Crashes and hangs are the caller's business (probe/runner.cc runs this in a
+// worker process).
+#pragma once
+
+#include <string>
+
+#include <c10/core/Device.h>
+
+#include "probe/result.h"
+#include "probe/spec.h"
+
+namespace mps_audit {
+
+struct ProbeTarget {
+  std::string name;  // "mps-emu", "mps", "cuda", "cpu", "meta"
+  c10::Device device = c10::Device(c10::kCPU);
+};
+
+ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op, const std::string& dtype);
+
+}  // namespace mps_audit

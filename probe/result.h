@@ -1,0 +1,53 @@
+// The prober's typed result: one record per operator x dtype, the worst sample deciding. Reporters render these;
+// they never decide a verdict.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mps_audit {
+
+// In order of severity, worst last (see worse()).
+enum class Verdict {
+  kSkip,         // not probed: no reference, no inputs, or the spec says so
+  kPass,         // native, and matches the CPU
+  kXfail,        // failed, as the spec says it does
+  kFallback,     // matches, but (part of) the work ran on the CPU
+  kUnsupported,  // the target refuses the op or dtype (NotImplementedError, dtype TypeError)
+  kXpass,        // passed, though the spec says it fails
+  kMismatch,     // differs from the CPU beyond tolerance
+  kError,        // another exception on the target while the CPU succeeded
+  kTimeout,      // the probe did not finish in time
+  kCrash,        // the probe killed its worker process
+};
+
+inline constexpr std::array<Verdict, 10> kAllVerdicts = {
+    Verdict::kPass,  Verdict::kFallback, Verdict::kMismatch, Verdict::kUnsupported, Verdict::kError,
+    Verdict::kCrash, Verdict::kTimeout,  Verdict::kSkip,     Verdict::kXfail,       Verdict::kXpass};
+
+std::string_view to_string(Verdict v);
+std::optional<Verdict> parse_verdict(std::string_view name);
+// The worse of two verdicts of one op x dtype (the worst sample decides).
+Verdict worse(Verdict a, Verdict b);
+
+struct ProbeResult {
+  std::string op;     // "aten::add.Tensor"
+  std::string dtype;  // "float32"
+  Verdict verdict = Verdict::kSkip;
+  std::vector<std::string> fallback_ops;  // operators that ran aten::_to_cpu on the target
+  std::string message;                    // why, for anything but pass
+  std::string sample;                     // the sample that decided the verdict
+  std::string registry_status;            // the registry's static classification for the target's key
+  int samples = 0;                        // samples run
+  // Comparison of the deciding sample (zero when values were not compared).
+  double max_abs_error = 0, max_rel_error = 0;
+  int64_t mismatches = 0;
+  std::string first_mismatch;  // "[1, 2]"
+  double seconds = 0;
+};
+
+}  // namespace mps_audit

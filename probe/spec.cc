@@ -1,0 +1,342 @@
+// opspec.yaml loader and validator (yaml-cpp).
+#include "probe/spec.h"
+
+#include <set>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "common/output_file.h"
+#include "common/text.h"
+#include "probe/dtypes.h"
+
+namespace mps_audit {
+namespace {
+
+class Reader {
+ public:
+  Reader(std::string path, const std::vector<std::string>& known_ops) : path_(std::move(path)), known_ops_(known_ops) {
+    for (const auto& op : known_ops_) {
+      known_.insert(op);
+      known_.insert(op.substr(0, op.find('.', op.find("::"))));
+    }
+  }
+
+  SourceLocation at(const YAML::Node& n) const {
+    const YAML::Mark m = n.Mark();
+    if (m.is_null()) return {path_};
+    return {path_, m.line + 1, m.column + 1};
+  }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const { throw UserError(message, at(n)); }
+
+  // Every key must be one of `allowed`, and none may repeat.
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const char* what) const {
+    if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      const std::string key = scalar(kv.first, "key");
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        fail(kv.first, fmt::format("unknown key '{}' in {}{}", key, what, did_you_mean(key, allowed)));
+      }
+      if (!seen.insert(key).second) fail(kv.first, fmt::format("duplicate key '{}' in {}", key, what));
+    }
+  }
+
+  std::string scalar(const YAML::Node& n, const char* what) const {
+    if (!n.IsScalar()) fail(n, fmt::format("{} must be a single value", what));
+    return n.Scalar();
+  }
+
+  template <typename T>
+  T number(const YAML::Node& n, const char* what) const {
+    T value{};
+    if (!n.IsScalar() || !YAML::convert<T>::decode(n, value)) {
+      fail(n, fmt::format("{} must be {}", what, std::is_integral<T>::value ? "an integer" : "a number"));
+    }
+    return value;
+  }
+
+  std::vector<std::string> dtype_list(const YAML::Node& n) const {
+    if (!n.IsSequence()) fail(n, "dtypes must be a list, e.g. [float32, int64]");
+    std::vector<std::string> out;
+    for (const auto& d : n) out.push_back(dtype(d));
+    return out;
+  }
+
+  std::string dtype(const YAML::Node& n) const {
+    const std::string name = scalar(n, "dtype");
+    if (!parse_dtype(name)) {
+      fail(n, fmt::format("unknown dtype '{}'{}", name, did_you_mean(name, known_dtype_names())));
+    }
+    return name;
+  }
+
+  std::vector<int64_t> shape(const YAML::Node& n) const {
+    if (!n.IsSequence()) fail(n, "shape must be a list of sizes, e.g. [3, 4]");
+    if (n.size() > 8) fail(n, "shape has more than 8 dimensions");
+    std::vector<int64_t> out;
+    int64_t numel = 1;
+    for (const auto& d : n) {
+      const int64_t size = number<int64_t>(d, "a size");
+      if (size < 0) fail(d, fmt::format("size {} is negative", size));
+      numel *= std::max<int64_t>(size, 1);
+      if (numel > (int64_t{1} << 24)) fail(n, "shape has more than 16M elements");
+      out.push_back(size);
+    }
+    return out;
+  }
+
+  std::map<std::string, Tolerance> tolerance(const YAML::Node& n) const {
+    std::map<std::string, Tolerance> out;
+    if (n.IsMap() && (n["atol"] || n["rtol"])) {
+      out["*"] = one_tolerance(n);
+      return out;
+    }
+    if (!n.IsMap()) fail(n, "tolerance must be {atol: A, rtol: R} or map dtypes to that");
+    for (const auto& kv : n) {
+      const std::string d = dtype(kv.first);
+      if (out.count(d)) fail(kv.first, fmt::format("duplicate key '{}' in tolerance", d));
+      out[d] = one_tolerance(kv.second);
+    }
+    return out;
+  }
+
+  Tolerance one_tolerance(const YAML::Node& n) const {
+    check_keys(n, {"atol", "rtol"}, "tolerance");
+    Tolerance t;
+    if (n["atol"]) t.atol = number<double>(n["atol"], "atol");
+    if (n["rtol"]) t.rtol = number<double>(n["rtol"], "rtol");
+    if (t.atol < 0 || t.rtol < 0) fail(n, "tolerances must not be negative");
+    return t;
+  }
+
+  std::string op_name(const YAML::Node& n) const {
+    std::string name = scalar(n, "operator name");
+    if (name.find("::") == std::string::npos) name = "aten::" + name;
+    if (!known_.count(name)) {
+      fail(n, fmt::format("unknown operator '{}'{}", name, did_you_mean(name, known_ops_)));
+    }
+    return name;
+  }
+
+  ArgSpec arg(const YAML::Node& n, int depth = 0) const {
+    ArgSpec a;
+    a.where = at(n);
+    if (depth > 2) fail(n, "arguments nest too deeply");
+    if (n.IsNull()) return a;
+    if (n.IsMap()) {
+      if (n["tensors"]) {
+        check_keys(n, {"tensors"}, "a tensor list argument");
+        if (!n["tensors"].IsSequence()) fail(n["tensors"], "tensors must be a list of tensors");
+        if (n["tensors"].size() > 64) fail(n["tensors"], "more than 64 tensors in a list");
+        a.kind = ArgSpec::Kind::kTensorList;
+        for (const auto& t : n["tensors"]) a.tensors.push_back(arg(t, depth + 1));
+        return a;
+      }
+      check_keys(n, {"shape", "domain", "low", "high", "dtype", "noncontiguous"}, "a tensor argument");
+      a.kind = ArgSpec::Kind::kTensor;
+      if (!n["shape"]) fail(n, "a tensor argument needs a shape");
+      a.shape = shape(n["shape"]);
+      if (n["domain"]) {
+        a.domain = scalar(n["domain"], "domain");
+        static const std::vector<std::string> kDomains = {"normal", "positive", "uniform", "int", "index", "mask"};
+        if (std::find(kDomains.begin(), kDomains.end(), a.domain) == kDomains.end()) {
+          fail(n["domain"], fmt::format("unknown domain '{}'{}", a.domain, did_you_mean(a.domain, kDomains)));
+        }
+      }
+      if (n["low"]) a.low = number<double>(n["low"], "low");
+      if (n["high"]) a.high = number<double>(n["high"], "high");
+      if ((a.domain == "uniform" || a.domain == "int" || a.domain == "index") && !(a.low < a.high)) {
+        if (a.domain != "index" || a.high <= 0) fail(n, fmt::format("domain '{}' needs low < high", a.domain));
+      }
+      if (n["dtype"]) a.dtype = dtype(n["dtype"]);
+      if (n["noncontiguous"]) a.noncontiguous = n["noncontiguous"].as<bool>(false);
+      return a;
+    }
+    if (n.IsSequence()) {
+      if (n.size() > 64) fail(n, "more than 64 values in a list");
+      bool all_int = true;
+      for (const auto& e : n) {
+        int64_t i = 0;
+        if (!e.IsScalar()) fail(e, "a list argument holds numbers only");
+        all_int &= YAML::convert<int64_t>::decode(e, i);
+      }
+      a.kind = all_int ? ArgSpec::Kind::kIntList : ArgSpec::Kind::kFloatList;
+      for (const auto& e : n) {
+        if (all_int) {
+          a.ints.push_back(e.as<int64_t>());
+        } else {
+          a.floats.push_back(number<double>(e, "a list value"));
+        }
+      }
+      return a;
+    }
+    const std::string text = n.Scalar();
+    int64_t i = 0;
+    double f = 0;
+    bool b = false;
+    if (YAML::convert<int64_t>::decode(n, i)) {
+      a.kind = ArgSpec::Kind::kInt;
+      a.i = i;
+    } else if (YAML::convert<double>::decode(n, f)) {
+      a.kind = ArgSpec::Kind::kFloat;
+      a.f = f;
+    } else if (YAML::convert<bool>::decode(n, b)) {
+      a.kind = ArgSpec::Kind::kBool;
+      a.b = b;
+    } else {
+      a.kind = ArgSpec::Kind::kString;
+      a.s = text;
+    }
+    return a;
+  }
+
+  OpSpec op(const YAML::Node& key, const YAML::Node& n) const {
+    OpSpec o;
+    o.name = op_name(key);
+    o.where = at(key);
+    if (n.IsNull()) return o;
+    check_keys(n, {"dtypes", "compare", "tolerance", "skip", "xfail", "group", "description", "samples"},
+               fmt::format("'{}'", o.name).c_str());
+    if (n["dtypes"]) o.dtypes = dtype_list(n["dtypes"]);
+    if (n["compare"]) {
+      const std::string mode = scalar(n["compare"], "compare");
+      if (mode == "values")
+        o.compare = CompareMode::kValues;
+      else if (mode == "shape")
+        o.compare = CompareMode::kShape;
+      else if (mode == "sorted")
+        o.compare = CompareMode::kSorted;
+      else
+        fail(n["compare"],
+             fmt::format("unknown comparison '{}'{}", mode, did_you_mean(mode, {"values", "shape", "sorted"})));
+    }
+    if (n["tolerance"]) o.tolerance = tolerance(n["tolerance"]);
+    if (n["skip"]) o.skip = scalar(n["skip"], "skip (its reason)");
+    if (n["group"]) o.group = scalar(n["group"], "group");
+    if (n["description"]) o.description = scalar(n["description"], "description");
+    if (const YAML::Node x = n["xfail"]) {
+      if (!x.IsSequence()) fail(x, "xfail must be a list of {reason, targets, dtypes}");
+      for (const auto& e : x) {
+        check_keys(e, {"reason", "targets", "dtypes"}, "an xfail entry");
+        KnownFailure k;
+        k.where = at(e);
+        if (!e["reason"]) fail(e, "an xfail entry needs a reason");
+        k.reason = scalar(e["reason"], "reason");
+        if (e["dtypes"]) k.dtypes = dtype_list(e["dtypes"]);
+        if (e["targets"]) {
+          static const std::vector<std::string> kTargets = {"mps", "mps-emu", "cuda", "cpu", "meta"};
+          if (!e["targets"].IsSequence()) fail(e["targets"], "targets must be a list");
+          for (const auto& t : e["targets"]) {
+            const std::string target = scalar(t, "target");
+            if (std::find(kTargets.begin(), kTargets.end(), target) == kTargets.end()) {
+              fail(t, fmt::format("unknown target '{}'{}", target, did_you_mean(target, kTargets)));
+            }
+            k.targets.push_back(target);
+          }
+        }
+        o.xfail.push_back(std::move(k));
+      }
+    }
+    if (const YAML::Node s = n["samples"]) {
+      if (!s.IsSequence()) fail(s, "samples must be a list");
+      if (s.size() > 64) fail(s, "more than 64 samples");
+      std::set<std::string> names;
+      for (const auto& e : s) {
+        check_keys(e, {"name", "args"}, "a sample");
+        SampleSpec sample;
+        sample.where = at(e);
+        sample.name = e["name"] ? scalar(e["name"], "name") : fmt::format("sample{}", o.samples.size());
+        if (!names.insert(sample.name).second) fail(e, fmt::format("duplicate sample name '{}'", sample.name));
+        if (const YAML::Node args = e["args"]) {
+          if (!args.IsMap()) fail(args, "args must map argument names to values");
+          for (const auto& kv : args) {
+            const std::string arg_name = scalar(kv.first, "argument name");
+            if (sample.args.count(arg_name)) fail(kv.first, fmt::format("duplicate argument '{}'", arg_name));
+            sample.args[arg_name] = arg(kv.second);
+          }
+        }
+        o.samples.push_back(std::move(sample));
+      }
+    }
+    return o;
+  }
+
+  Spec spec(const YAML::Node& root) const {
+    Spec s;
+    s.path = path_;
+    s.dtypes = default_dtype_names();
+    if (root.IsNull()) return s;
+    check_keys(root, {"version", "defaults", "ops"}, "the spec");
+    if (root["version"] && number<int>(root["version"], "version") != 1)
+      fail(root["version"], "only version 1 is known");
+    if (const YAML::Node d = root["defaults"]) {
+      check_keys(d, {"dtypes", "shape", "tolerance"}, "defaults");
+      if (d["dtypes"]) s.dtypes = dtype_list(d["dtypes"]);
+      if (d["shape"]) s.shape = shape(d["shape"]);
+      if (d["tolerance"]) s.tolerance = tolerance(d["tolerance"]);
+    }
+    if (const YAML::Node ops = root["ops"]) {
+      if (!ops.IsMap()) fail(ops, "ops must map operator names to their entries");
+      std::map<std::string, SourceLocation> seen;
+      for (const auto& kv : ops) {
+        OpSpec o = op(kv.first, kv.second);
+        if (auto it = seen.find(o.name); it != seen.end()) {
+          fail(kv.first, fmt::format("'{}' is listed twice (first at line {})", o.name, it->second.line));
+        }
+        seen[o.name] = o.where;
+        s.ops[o.name] = std::move(o);
+      }
+    }
+    return s;
+  }
+
+ private:
+  std::string path_;
+  const std::vector<std::string>& known_ops_;
+  std::unordered_set<std::string> known_;
+};
+
+}  // namespace
+
+const OpSpec* Spec::find(const std::string& op_name) const {
+  if (auto it = ops.find(op_name); it != ops.end()) return &it->second;
+  const size_t dot = op_name.find('.', op_name.find("::"));
+  if (dot != std::string::npos) {
+    if (auto it = ops.find(op_name.substr(0, dot)); it != ops.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+const Tolerance* Spec::tolerance_for(const OpSpec* op, const std::string& dtype) const {
+  for (const auto* table : {op ? &op->tolerance : nullptr, &tolerance}) {
+    if (!table) continue;
+    if (auto it = table->find(dtype); it != table->end()) return &it->second;
+    if (auto it = table->find("*"); it != table->end()) return &it->second;
+  }
+  return nullptr;
+}
+
+Spec parse_spec(const std::string& text, const std::string& path, const std::vector<std::string>& known_ops) {
+  Reader reader(path, known_ops);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw UserError(fmt::format("invalid YAML: {}", e.msg),
+                    e.mark.is_null() ? SourceLocation{path} : SourceLocation{path, e.mark.line + 1, e.mark.column + 1});
+  }
+  try {
+    return reader.spec(root);
+  } catch (const YAML::Exception& e) {
+    throw UserError(fmt::format("invalid spec: {}", e.msg),
+                    e.mark.is_null() ? SourceLocation{path} : SourceLocation{path, e.mark.line + 1, e.mark.column + 1});
+  }
+}
+
+Spec load_spec(const std::string& path, const std::vector<std::string>& known_ops) {
+  return parse_spec(read_file(path), path, known_ops);
+}
+
+}  // namespace mps_audit

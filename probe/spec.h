@@ -1,0 +1,78 @@
+// The op spec (opspec.yaml, documented in docs/opspec.md): defaults, and per operator its dtypes, samples,
+// comparison mode, tolerances and known failures. Loading validates everything and reports the first problem with
+// file:line:col (UserError).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diagnostics.h"
+#include "probe/compare.h"
+
+namespace mps_audit {
+
+// How one argument of a sample is made.
+struct ArgSpec {
+  enum class Kind { kTensor, kTensorList, kNone, kBool, kInt, kFloat, kString, kIntList, kFloatList };
+  Kind kind = Kind::kNone;
+  // kTensor: shape, value domain, optional dtype override (else the probe's dtype), non-contiguous layout.
+  std::vector<int64_t> shape;
+  std::string domain = "normal";  // normal, positive, uniform, int, index, mask
+  double low = 0, high = 1;       // uniform/int/index bounds (index: [0, high))
+  std::string dtype;
+  bool noncontiguous = false;
+  std::vector<ArgSpec> tensors;  // kTensorList
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  SourceLocation where;
+};
+
+struct SampleSpec {
+  std::string name;
+  std::map<std::string, ArgSpec> args;  // by schema argument name
+  SourceLocation where;
+};
+
+struct KnownFailure {
+  std::string reason;
+  std::vector<std::string> targets;  // empty: any
+  std::vector<std::string> dtypes;   // empty: any
+  SourceLocation where;
+};
+
+struct OpSpec {
+  std::string name;  // "aten::sum" (every overload) or "aten::sum.dim_IntList"
+  std::vector<std::string> dtypes;
+  std::optional<CompareMode> compare;
+  std::map<std::string, Tolerance> tolerance;  // by dtype name; "*" for all
+  std::string skip;                            // reason; non-empty: not probed
+  std::vector<KnownFailure> xfail;
+  std::string group, description;
+  std::vector<SampleSpec> samples;
+  SourceLocation where;
+};
+
+struct Spec {
+  std::string path;
+  std::vector<std::string> dtypes;  // defaults
+  std::vector<int64_t> shape = {3, 4};
+  std::map<std::string, Tolerance> tolerance;
+  std::map<std::string, OpSpec> ops;  // by name as written
+
+  // The entry for an operator: its exact name first, then its bare name. nullptr when none.
+  const OpSpec* find(const std::string& op_name) const;
+  // The tolerance for an op and dtype: the op's, then the defaults', then nullptr (torch.testing's).
+  const Tolerance* tolerance_for(const OpSpec* op, const std::string& dtype) const;
+};
+
+// `known_ops`: every operator name the linked libtorch has ("aten::add.Tensor"), for checking names.
+Spec parse_spec(const std::string& text, const std::string& path, const std::vector<std::string>& known_ops);
+Spec load_spec(const std::string& path, const std::vector<std::string>& known_ops);
+
+}  // namespace mps_audit
