@@ -228,6 +228,74 @@ c10::IValue to_mps_result(const c10::IValue& v, const std::vector<Written>& writ
   return v;
 }
 
+bool low_precision(c10::ScalarType t) {
+  return t == c10::ScalarType::Half || t == c10::ScalarType::BFloat16;
+}
+
+// Whether a CPU kernel failed only for want of a half or bfloat16 implementation.
+bool low_precision_gap(const c10::Error& e) {
+  const std::string m = e.what_without_backtrace();
+  return m.find("'Half'") != std::string::npos || m.find("'BFloat16'") != std::string::npos ||
+         m.find("Unsupported dtype Half") != std::string::npos ||
+         m.find("Unsupported dtype BFloat16") != std::string::npos;
+}
+
+// Runs the CPU kernel on the converted arguments at the top of the stack. Metal kernels have half and bfloat16
+// where some CPU kernels lack them: then the CPU kernel runs in float32 and the results are rounded back, as
+// PyTorch's own MPS tests compute their references.
+void redispatch_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, size_t first) {
+  const std::vector<c10::IValue> saved(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
+  try {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+    return;
+  } catch (const c10::Error& e) {
+    if (!low_precision_gap(e)) throw;
+  }
+  stack->resize(first);
+  std::vector<std::pair<at::Tensor, at::Tensor>> upcast;  // (argument, its float32 copy)
+  c10::ScalarType low = c10::ScalarType::Half;
+  auto up = [&](const at::Tensor& t) -> at::Tensor {
+    if (!t.defined() || !low_precision(t.scalar_type())) return t;
+    low = t.scalar_type();
+    at::Tensor f = t.to(c10::ScalarType::Float);
+    upcast.emplace_back(t, f);
+    return f;
+  };
+  for (const c10::IValue& v : saved) {
+    if (v.isTensor()) {
+      stack->push_back(up(v.toTensor()));
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> list;
+      for (const at::Tensor& t : v.toTensorList()) list.push_back(up(t));
+      stack->push_back(list);
+    } else {
+      stack->push_back(v);
+    }
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  for (auto& [arg, f] : upcast) {
+    if (arg.sizes() != f.sizes()) arg.resize_(f.sizes());
+    arg.copy_(f);
+  }
+  const size_t num_returns = op.schema().returns().size();
+  for (size_t i = stack->size() - num_returns; i < stack->size(); ++i) {
+    auto down = [&](const at::Tensor& t) -> at::Tensor {
+      for (auto& [arg, f] : upcast) {
+        if (f.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) return arg;
+      }
+      return t.defined() && t.scalar_type() == c10::ScalarType::Float ? t.to(low) : t;
+    };
+    c10::IValue& r = (*stack)[i];
+    if (r.isTensor()) {
+      r = down(r.toTensor());
+    } else if (r.isTensorList()) {
+      c10::List<at::Tensor> list;
+      for (const at::Tensor& t : r.toTensorList()) list.push_back(down(t));
+      r = list;
+    }
+  }
+}
+
 void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = op_name(op);
   const auto fault = g_state->faults.fault_for(name);
@@ -246,7 +314,7 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     const auto& alias = schema.arguments()[i].alias_info();
     (*stack)[first + i] = to_cpu_argument((*stack)[first + i], alias && alias->isWrite(), writes, inputs);
   }
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  redispatch_to_cpu(op, stack, first);
   for (const auto& w : writes) {
     if (w.mps.sizes() != w.cpu.sizes()) w.mps.resize_(w.cpu.sizes());
     cpu_view(w.mps).copy_(w.cpu);

@@ -77,7 +77,8 @@ std::vector<std::string> aten_ops() {
   return names;
 }
 
-std::string resolve_target(const std::string& requested, std::ostream& err) {
+// The target a request means; `why` says how `auto` chose, for the log.
+std::string resolve_target(const std::string& requested, std::string& why) {
   if (std::find(kTargets.begin(), kTargets.end(), requested) == kTargets.end()) {
     throw UserError(fmt::format("unknown target '{}', expected one of {}{}", requested, fmt::join(kTargets, ", "),
                                 did_you_mean(requested, kTargets)));
@@ -85,8 +86,8 @@ std::string resolve_target(const std::string& requested, std::ostream& err) {
   const TorchInfo torch = linked_torch_info();
   if (requested == "auto") {
     const std::string picked = torch.has_mps ? "mps" : torch.has_cuda ? "cuda" : "mps-emu";
-    err << fmt::format("target: auto picked {}{}\n", picked,
-                       picked == "mps-emu" ? " (this libtorch has neither MPS nor CUDA: MPS is emulated)" : "");
+    why = fmt::format("target: auto picked {}{}\n", picked,
+                      picked == "mps-emu" ? " (this libtorch has neither MPS nor CUDA: MPS is emulated)" : "");
     return picked;
   }
   if (requested == "mps" && !torch.has_mps) {
@@ -217,7 +218,14 @@ class Pool {
     } else if (line.rfind("result ", 0) == 0) {
       const size_t space = line.find(' ', 7);
       const size_t i = std::stoul(line.substr(7, space - 7));
-      record(i, probe_result_from_json(nlohmann::json::parse(line.substr(space + 1))));
+      ProbeResult r;
+      try {
+        r = probe_result_from_json(nlohmann::json::parse(line.substr(space + 1)));
+      } catch (const std::exception& e) {
+        r.verdict = Verdict::kError;
+        r.message = std::string("unreadable result from the worker: ") + e.what();
+      }
+      record(i, r);
       w.current = -1;
     }
   }
@@ -368,7 +376,8 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (o.emu_macos < 11 || o.emu_macos > 30)
     throw UserError(fmt::format("--emu-macos {} is not a macOS version", o.emu_macos));
-  const std::string target = resolve_target(o.target, err);
+  std::string why;
+  const std::string target = resolve_target(o.target, why);
   const std::vector<std::string> known = aten_ops();
   const Spec spec = load_spec(o.spec, known);
 
@@ -422,6 +431,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const size_t jobs = static_cast<size_t>(
       std::max<long>(1, std::min<long>(o.jobs > 0 ? o.jobs : static_cast<long>(std::thread::hardware_concurrency()),
                                        static_cast<long>(plan.size()))));
+  err << why;
   err << fmt::format("probing {} op x dtype pairs on {} with {} worker{}\n", plan.size(), target, jobs,
                      jobs == 1 ? "" : "s");
 

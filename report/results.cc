@@ -1,6 +1,7 @@
 // JSON and Markdown renderers of probe results.
 #include "report/results.h"
 
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -19,6 +20,15 @@ std::map<Verdict, size_t> count(const std::vector<ProbeResult>& results) {
 std::string where_it_ran(const RunEnvironment& env) {
   return env.emulator.empty() ? fmt::format("{} ({})", env.target, env.device)
                               : fmt::format("{} — {}", env.target, env.emulator);
+}
+
+// JSON has no NaN or infinity: those are written as null, and read back as NaN.
+nlohmann::json number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
+double number_or(const nlohmann::json& j, const char* key, double fallback) {
+  if (!j.contains(key)) return fallback;
+  return j[key].is_number() ? j[key].get<double>() : std::nan("");
 }
 
 std::string cell(const std::string& text) {
@@ -45,10 +55,10 @@ nlohmann::json to_json(const ProbeResult& r) {
                       {"sample", r.sample},
                       {"samples", r.samples},
                       {"registry_status", r.registry_status},
-                      {"seconds", r.seconds}};
-  if (r.verdict == Verdict::kMismatch || r.max_abs_error > 0) {
-    j["max_abs_error"] = r.max_abs_error;
-    j["max_rel_error"] = r.max_rel_error;
+                      {"seconds", number(r.seconds)}};
+  if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
+    j["max_abs_error"] = number(r.max_abs_error);
+    j["max_rel_error"] = number(r.max_rel_error);
     j["mismatches"] = r.mismatches;
     j["first_mismatch"] = r.first_mismatch;
   }
@@ -65,9 +75,9 @@ ProbeResult probe_result_from_json(const nlohmann::json& j) {
   r.sample = j.value("sample", "");
   r.samples = j.value("samples", 0);
   r.registry_status = j.value("registry_status", "");
-  r.seconds = j.value("seconds", 0.0);
-  r.max_abs_error = j.value("max_abs_error", 0.0);
-  r.max_rel_error = j.value("max_rel_error", 0.0);
+  r.seconds = number_or(j, "seconds", 0.0);
+  r.max_abs_error = number_or(j, "max_abs_error", 0.0);
+  r.max_rel_error = number_or(j, "max_rel_error", 0.0);
   r.mismatches = j.value("mismatches", int64_t{0});
   r.first_mismatch = j.value("first_mismatch", "");
   return r;

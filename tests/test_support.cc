@@ -27,7 +27,7 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-CommandResult run_mps_audit(const std::vector<std::string>& args) {
+CommandResult run_mps_audit(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
   TempDir dir;
   const std::string out_path = dir.path() + "/out", err_path = dir.path() + "/err";
   posix_spawn_file_actions_t actions;
@@ -40,7 +40,12 @@ CommandResult run_mps_audit(const std::vector<std::string>& args) {
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  std::vector<std::string> env_strings = extra_env;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);  // earlier entries win in getenv
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + words[0]);
   int status = 0;

@@ -14,7 +14,7 @@ struct CommandResult {
 };
 
 // Runs build/mps-audit with these arguments (each passed as one word), capturing both streams.
-CommandResult run_mps_audit(const std::vector<std::string>& args);
+CommandResult run_mps_audit(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {});
 
 // A fresh folder under the system's temporary folder, removed when this object goes.
 class TempDir {

@@ -1,0 +1,152 @@
+// End-to-end tests of `mps-audit run`: every verdict, the results.json contract, the emulator's interface, and
+// bad input. They run the real binary on the emulated MPS target of PyTorch 1.13.1's registry.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "common/paths.h"
+#include "test_support.h"
+
+namespace mps_audit {
+namespace {
+
+using testing::run_mps_audit;
+using testing::source_path;
+using testing::TempDir;
+
+struct RunOutcome {
+  testing::CommandResult result;
+  nlohmann::json doc;
+  const nlohmann::json* find(const std::string& op, const std::string& dtype) const {
+    for (const auto& r : doc["results"]) {
+      if (r["op"] == op && r["dtype"] == dtype) return &r;
+    }
+    return nullptr;
+  }
+};
+
+RunOutcome run_emulated(const TempDir& dir, std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+  std::vector<std::string> all = {"run",
+                                  "--target",
+                                  "mps-emu",
+                                  "--emu-release",
+                                  source_path("data/pytorch-1.13.1"),
+                                  "--spec",
+                                  source_path("opspec.yaml"),
+                                  "--out",
+                                  dir.path(),
+                                  "--no-progress"};
+  all.insert(all.end(), args.begin(), args.end());
+  RunOutcome run;
+  run.result = run_mps_audit(all, env);
+  const std::string results = dir.path() + "/results.json";
+  if (path_exists(results)) run.doc = nlohmann::json::parse(testing::slurp(results));
+  return run;
+}
+
+std::string verdict(const RunOutcome& run, const std::string& op, const std::string& dtype) {
+  const nlohmann::json* r = run.find(op, dtype);
+  return r ? (*r)["verdict"].get<std::string>() : "absent";
+}
+
+// The interface the emulator promises the prober, for PyTorch 1.13.1's registry.
+TEST(CliRun, EmulatedMpsOf1131WithFallbackOn) {
+  TempDir dir;
+  const RunOutcome run = run_emulated(dir, {"--ops", "^aten::(add\\.Tensor|sin|relu|nonzero|cumsum)$", "--dtypes",
+                                            "float32,float64", "--fallback", "on"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_EQ(verdict(run, "aten::add.Tensor", "float32"), "pass");
+  EXPECT_EQ(verdict(run, "aten::sin", "float32"), "pass");
+  EXPECT_EQ(verdict(run, "aten::relu", "float32"), "pass");
+  EXPECT_EQ(verdict(run, "aten::nonzero", "float32"), "fallback");
+  EXPECT_EQ((*run.find("aten::nonzero", "float32"))["fallback_ops"], nlohmann::json({"aten::nonzero"}));
+  EXPECT_EQ((*run.find("aten::nonzero", "float32"))["registry_status"], "cpu_fallback");
+  EXPECT_EQ(verdict(run, "aten::cumsum", "float32"), "fallback");
+  // cumsum decomposes into cumsum.out, which is what has no MPS kernel
+  EXPECT_EQ((*run.find("aten::cumsum", "float32"))["fallback_ops"], nlohmann::json({"aten::cumsum.out"}));
+  for (const char* op : {"aten::add.Tensor", "aten::sin", "aten::relu", "aten::nonzero", "aten::cumsum"}) {
+    EXPECT_EQ(verdict(run, op, "float64"), "unsupported") << op;
+    EXPECT_NE((*run.find(op, "float64"))["message"].get<std::string>().find("float64"), std::string::npos);
+  }
+  // The contract of results.json (ARCHITECTURE.md), and that an emulated run says so everywhere.
+  EXPECT_EQ(run.doc["schema_version"], 1);
+  EXPECT_EQ(run.doc["environment"]["target"], "mps-emu");
+  EXPECT_EQ(run.doc["environment"]["fallback_mode"], "on");
+  EXPECT_EQ(run.doc["environment"]["emulated"], true);
+  EXPECT_EQ(run.doc["environment"]["emulator"], "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)");
+  EXPECT_EQ(run.doc["summary"]["total"], 10);
+  EXPECT_EQ(run.doc["summary"]["pass"], 3);
+  for (const auto& r : run.doc["results"]) {
+    for (const char* key : {"op", "dtype", "verdict", "fallback_ops", "message"}) EXPECT_TRUE(r.contains(key)) << key;
+  }
+  EXPECT_NE(run.result.out.find("emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)"), std::string::npos);
+  EXPECT_NE(testing::slurp(dir.path() + "/results.md").find("not from a real Mac"), std::string::npos);
+}
+
+TEST(CliRun, ErrorFallbackMakesMissingKernelsUnsupported) {
+  TempDir dir;
+  const RunOutcome run =
+      run_emulated(dir, {"--ops", "^aten::(cumsum|sin)$", "--dtypes", "float32", "--fallback", "off"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_EQ(verdict(run, "aten::cumsum", "float32"), "unsupported");
+  EXPECT_NE((*run.find("aten::cumsum", "float32"))["message"].get<std::string>().find(
+                "is not currently implemented for the MPS device"),
+            std::string::npos);
+  EXPECT_EQ(verdict(run, "aten::sin", "float32"), "pass");
+}
+
+// Each injected fault ends as its own verdict; a crash or a hang costs one probe, not the run.
+TEST(CliRun, EveryFailureKindIsCaught) {
+  TempDir dir;
+  const RunOutcome run =
+      run_emulated(dir,
+                   {"--ops", "^aten::(sin|cos|tan|exp|relu)$", "--dtypes", "float32", "--timeout", "3", "--fail-on",
+                    "mismatch", "-j", "1"},
+                   {"MPS_AUDIT_EMU_FAULTS=aten::sin=wrong,aten::cos=crash,aten::tan=hang,aten::exp=throw"});
+  EXPECT_EQ(run.result.exit_code, 1) << run.result.err;  // --fail-on mismatch
+  EXPECT_EQ(verdict(run, "aten::sin", "float32"), "mismatch");
+  EXPECT_EQ(verdict(run, "aten::cos", "float32"), "crash");
+  EXPECT_EQ(verdict(run, "aten::tan", "float32"), "timeout");
+  EXPECT_EQ(verdict(run, "aten::exp", "float32"), "error");
+  EXPECT_EQ(verdict(run, "aten::relu", "float32"), "pass");  // probed after the crash and the hang
+  const nlohmann::json& sin = *run.find("aten::sin", "float32");
+  EXPECT_EQ(sin["mismatches"], 12);
+  EXPECT_NEAR(sin["max_abs_error"].get<double>(), 1.0, 1e-6);  // the fault adds 1 (in float32)
+  EXPECT_EQ(sin["first_mismatch"], "[0, 0]");
+}
+
+TEST(CliRun, SelfCheckOnCpuAndShapesOnMeta) {
+  for (const char* target : {"cpu", "meta"}) {
+    TempDir dir;
+    auto r =
+        run_mps_audit({"run", "--target", target, "--ops", "^aten::(sin|add\\.Tensor|mm)$", "--dtypes", "float32,int64",
+                       "--spec", source_path("opspec.yaml"), "--out", dir.path(), "--no-progress"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(testing::slurp(dir.path() + "/results.json"));
+    EXPECT_EQ(doc["environment"]["emulated"], false);
+    EXPECT_EQ(doc["summary"]["pass"], doc["summary"]["total"]) << target << ": " << doc.dump(1);
+  }
+}
+
+TEST(CliRun, BadInputGivesOneDiagnosticAndNoReport) {
+  TempDir dir;
+  auto expect_error = [&](std::vector<std::string> args, const std::string& start) {
+    std::vector<std::string> all = {"run", "--out", dir.path() + "/out", "--no-progress"};
+    all.insert(all.end(), args.begin(), args.end());
+    auto r = run_mps_audit(all);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind(start, 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find("error:", 1), std::string::npos) << r.err;
+    EXPECT_FALSE(path_exists(dir.path() + "/out/results.json"));
+  };
+  const std::string spec = source_path("opspec.yaml");
+  expect_error({"--target", "mps-emux", "--spec", spec}, "error: unknown target 'mps-emux'");
+  expect_error({"--dtypes", "flaot32", "--spec", spec}, "error: unknown dtype 'flaot32' (did you mean 'float32'?)");
+  expect_error({"--ops", "sin(", "--spec", spec}, "error: --ops: invalid regular expression 'sin('");
+  expect_error({"--ops", "^nothing$", "--spec", spec, "--target", "cpu"}, "error: no operator matches --ops");
+  expect_error({"--spec", dir.path() + "/missing.yaml"}, "error: " + dir.path() + "/missing.yaml: cannot read file");
+  const std::string bad = dir.write("bad.yaml", "version: 1\nops:\n  aten::sinn: {compare: shape}\n");
+  expect_error({"--spec", bad}, "error: " + bad + ":3:3: unknown operator 'aten::sinn' (did you mean ");
+}
+
+}  // namespace
+}  // namespace mps_audit
