@@ -32,17 +32,19 @@ build: configure
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 
-# The registry report for MPS: the linked libtorch, the newest release shipped in data/, and what changed since
-# the oldest one. (The prober's audit joins this when it lands.)
+# The default audit: every operator of opspec.yaml's breadth on the best target here (auto: mps, else cuda, else
+# emulated MPS), then the registry report for MPS (the newest release shipped in data/, and what changed since the
+# oldest one).
+AUDIT_TARGET ?= auto
 audit: build
-	$(MPS_AUDIT) registry --key MPS
+	$(MPS_AUDIT) run --target $(AUDIT_TARGET) --spec opspec.yaml --out $(AUDIT_OUT) --format json,md
 	@echo
 	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS
 	@echo
 	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS --format json -o $(AUDIT_OUT)/registry-mps.json
 	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS --format md -o $(AUDIT_OUT)/registry-mps.md
 	$(MPS_AUDIT) registry diff $(OLDEST_RELEASE) $(LATEST_RELEASE) --key MPS --format md -o $(AUDIT_OUT)/registry-mps-diff.md
-	@echo "wrote $(AUDIT_OUT)/registry-mps.json, $(AUDIT_OUT)/registry-mps.md, $(AUDIT_OUT)/registry-mps-diff.md"
+	@echo "wrote $(AUDIT_OUT)/results.json, $(AUDIT_OUT)/results.md, $(AUDIT_OUT)/registry-mps.json, $(AUDIT_OUT)/registry-mps.md, $(AUDIT_OUT)/registry-mps-diff.md"
 
 bench: build
 	$(BUILD_DIR)/bench/mps_audit_bench --benchmark_min_time=0.5
