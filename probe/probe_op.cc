@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/torch_compat.h"
 #include "probe/compare.h"

@@ -24,6 +24,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/utsname.h>
@@ -463,8 +464,8 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   RunEnvironment env;
   env.torch_version = compat::kTorchVersion;
   if (o.target == "mps-emu") {
-    const auto& info = emu::activate_mps_emulator({o.emu_release, o.emu_macos});
-    env.emulator = info.label();
+    const emu::EmulatorOptions emu_options{o.emu_release, o.emu_macos};
+    env.emulator = emu::activate_mps_emulator(emu_options).label();
   }
   const ProbeTarget target{o.target, device_for(o.target)};
   env.device = target.device.str();

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   if (const char* r = std::getenv("MPS_AUDIT_TEST_EMU_RELEASE")) options.release_dir = r;
   if (const char* m = std::getenv("MPS_AUDIT_TEST_EMU_MACOS")) options.macos_major = std::atoi(m);
   try {
-    const auto& info = mps_audit::emu::activate_mps_emulator(options);
+    const mps_audit::emu::EmulatorInfo info = mps_audit::emu::activate_mps_emulator(options);
     std::cout << info.label() << ": " << info.native_kernels << " native kernels, " << info.cpu_fallback_kernels
               << " always-CPU, " << info.stub_kernels << " stubs, " << info.absent_ops.size()
               << " operators absent from this libtorch; fallback " << (info.fallback_enabled ? "on" : "off") << "\n";
