@@ -129,10 +129,12 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
     try {
       DispatchTrace trace;
       actual = run(op, target_args);
+      // A fallback shows as aten::_to_cpu inside the operator that fell back; one at the top level is the probed
+      // operator itself (probing aten::_to_cpu).
       for (const auto& parent : trace.parents_of("aten::_to_cpu")) {
-        const std::string name = parent.empty() ? "(top level)" : parent;
-        if (std::find(out.fallback_ops.begin(), out.fallback_ops.end(), name) == out.fallback_ops.end()) {
-          out.fallback_ops.push_back(name);
+        if (!parent.empty() && std::find(out.fallback_ops.begin(), out.fallback_ops.end(), parent) ==
+                                   out.fallback_ops.end()) {
+          out.fallback_ops.push_back(parent);
         }
       }
     } catch (const std::exception& e) {

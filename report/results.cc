@@ -2,6 +2,7 @@
 #include "report/results.h"
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -153,13 +154,28 @@ std::string render_results_markdown(const RunEnvironment& env, const std::vector
                        results.empty() ? 0.0 : 100.0 * static_cast<double>(k) / static_cast<double>(results.size()));
   }
   for (Verdict v : {Verdict::kCrash, Verdict::kTimeout, Verdict::kError, Verdict::kMismatch, Verdict::kXpass,
-                    Verdict::kUnsupported, Verdict::kFallback, Verdict::kXfail, Verdict::kSkip}) {
+                    Verdict::kUnsupported, Verdict::kFallback, Verdict::kXfail}) {
     if (!n.count(v)) continue;
     out += fmt::format("\n## {} ({})\n\n| operator | dtype | registry | message |\n| --- | --- | --- | --- |\n",
                        to_string(v), n.at(v));
     for (const auto& r : results) {
       if (r.verdict != v) continue;
       out += fmt::format("| `{}` | {} | {} | {} |\n", cell(r.op), r.dtype, r.registry_status, cell(r.message));
+    }
+  }
+  if (n.count(Verdict::kSkip)) {  // thousands of rows would bury the rest: the reasons, counted
+    std::map<std::string, size_t> reasons;
+    for (const auto& r : results) {
+      if (r.verdict == Verdict::kSkip) ++reasons[r.message.substr(0, 90)];
+    }
+    std::vector<std::pair<size_t, std::string>> sorted;
+    for (const auto& [reason, k] : reasons) sorted.emplace_back(k, reason);
+    std::sort(sorted.rbegin(), sorted.rend());
+    out += fmt::format("\n## skip ({})\n\nNot probed; each op x dtype is in results.json with its reason. The most "
+                       "common reasons:\n\n| op x dtype | reason |\n| ---: | --- |\n",
+                       n.at(Verdict::kSkip));
+    for (size_t i = 0; i < sorted.size() && i < 25; ++i) {
+      out += fmt::format("| {} | {} |\n", sorted[i].first, cell(sorted[i].second));
     }
   }
   return out;
