@@ -44,6 +44,7 @@
 #include <torch/library.h>
 
 #include "common/diagnostics.h"
+#include "common/ivalue_tensors.h"
 #include "common/paths.h"
 #include "common/torch_compat.h"
 #include "emu/dtype_rules.h"
@@ -189,24 +190,7 @@ c10::IValue to_cpu_argument(const c10::IValue& v, bool written, std::vector<Writ
     writes.push_back({t, copy});
     return copy;
   };
-  if (v.isTensor()) return convert(v.toTensor());
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(convert(t));
-    return out;
-  }
-  if (v.isList()) {  // Tensor?[]
-    auto list = v.toList();
-    bool has_tensor = false;
-    for (const c10::IValue& e : list) has_tensor |= e.isTensor();
-    if (!has_tensor) return v;
-    c10::List<c10::optional<at::Tensor>> out;
-    for (const c10::IValue& e : list) {
-      out.push_back(e.isTensor() ? c10::optional<at::Tensor>(convert(e.toTensor())) : c10::nullopt);
-    }
-    return out;
-  }
-  return v;
+  return map_tensors(v, convert);
 }
 
 c10::IValue to_mps_result(const c10::IValue& v, const std::vector<Written>& writes,
@@ -219,13 +203,7 @@ c10::IValue to_mps_result(const c10::IValue& v, const std::vector<Written>& writ
     if (auto it = inputs.find(t.unsafeGetTensorImpl()); it != inputs.end()) return it->second;
     return to_mps(t);
   };
-  if (v.isTensor()) return convert(v.toTensor());
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(convert(t));
-    return out;
-  }
-  return v;
+  return map_tensors(v, convert);
 }
 
 bool low_precision(c10::ScalarType t) {
@@ -261,17 +239,7 @@ void redispatch_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, 
     upcast.emplace_back(t, f);
     return f;
   };
-  for (const c10::IValue& v : saved) {
-    if (v.isTensor()) {
-      stack->push_back(up(v.toTensor()));
-    } else if (v.isTensorList()) {
-      c10::List<at::Tensor> list;
-      for (const at::Tensor& t : v.toTensorList()) list.push_back(up(t));
-      stack->push_back(list);
-    } else {
-      stack->push_back(v);
-    }
-  }
+  for (const c10::IValue& v : saved) stack->push_back(map_tensors(v, up));
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
   for (auto& [arg, f] : upcast) {
     if (arg.sizes() != f.sizes()) arg.resize_(f.sizes());
@@ -285,14 +253,7 @@ void redispatch_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, 
       }
       return t.defined() && t.scalar_type() == c10::ScalarType::Float ? t.to(low) : t;
     };
-    c10::IValue& r = (*stack)[i];
-    if (r.isTensor()) {
-      r = down(r.toTensor());
-    } else if (r.isTensorList()) {
-      c10::List<at::Tensor> list;
-      for (const at::Tensor& t : r.toTensorList()) list.push_back(down(t));
-      r = list;
-    }
+    (*stack)[i] = map_tensors((*stack)[i], down);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/ivalue_tensors.h"
 #include "common/torch_compat.h"
 #include "probe/compare.h"
 #include "probe/dispatch_trace.h"
@@ -28,34 +29,7 @@ std::string error_text(const std::exception& e) {
   return first_line(e.what());
 }
 
-c10::IValue map_tensors(const c10::IValue& v, const std::function<at::Tensor(const at::Tensor&)>& f) {
-  if (v.isTensor()) return f(v.toTensor());
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
-    return out;
-  }
-  if (v.isTuple()) {
-    std::vector<c10::IValue> out;
-    for (const auto& e : v.toTupleRef().elements()) out.push_back(map_tensors(e, f));
-    return c10::ivalue::Tuple::create(std::move(out));
-  }
-  if (v.isList()) {
-    auto list = v.toList();
-    bool has_tensor = false;
-    for (const c10::IValue& e : list) has_tensor |= e.isTensor();
-    if (!has_tensor) return v;
-    c10::List<c10::optional<at::Tensor>> out;
-    for (const c10::IValue& e : list) {
-      out.push_back(e.isTensor() ? c10::optional<at::Tensor>(f(e.toTensor())) : c10::nullopt);
-    }
-    return out;
-  }
-  return v;
-}
-
-std::vector<c10::IValue> copy_args(const std::vector<c10::IValue>& args,
-                                   const std::function<at::Tensor(const at::Tensor&)>& f) {
+std::vector<c10::IValue> copy_args(const std::vector<c10::IValue>& args, const TensorFn& f) {
   std::vector<c10::IValue> out;
   for (const auto& a : args) out.push_back(map_tensors(a, f));
   return out;
@@ -132,8 +106,8 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
       // A fallback shows as aten::_to_cpu inside the operator that fell back; one at the top level is the probed
       // operator itself (probing aten::_to_cpu).
       for (const auto& parent : trace.parents_of("aten::_to_cpu")) {
-        if (!parent.empty() && std::find(out.fallback_ops.begin(), out.fallback_ops.end(), parent) ==
-                                   out.fallback_ops.end()) {
+        if (!parent.empty() &&
+            std::find(out.fallback_ops.begin(), out.fallback_ops.end(), parent) == out.fallback_ops.end()) {
           out.fallback_ops.push_back(parent);
         }
       }
