@@ -85,8 +85,12 @@ Comparison compare_tensors(const at::Tensor& e, const at::Tensor& a, CompareMode
   const at::Tensor both_equal = ee.eq(aa);  // covers matching infinities
   const at::Tensor diff = ee.sub(aa).abs();
   const at::Tensor allowed = ee.abs().mul(t.rtol).add(t.atol);
-  at::Tensor bad = nan_e.ne(nan_a).logical_or(
-      diff.gt(allowed).logical_and(both_equal.logical_not()).logical_and(nan_e.logical_not()));
+  // Bad: NaN in one place only; an infinity that is not the same infinity on both sides (its tolerance would be
+  // infinite too); otherwise a difference beyond tolerance.
+  const at::Tensor unequal = both_equal.logical_not().logical_and(nan_e.logical_not());
+  const at::Tensor infinite = ee.isinf().logical_or(aa.isinf());
+  const at::Tensor bad =
+      nan_e.ne(nan_a).logical_or(infinite.logical_and(unequal)).logical_or(diff.gt(allowed).logical_and(unequal));
   const at::Tensor finite = diff.isfinite();
   if (finite.any().item<bool>()) {
     const at::Tensor fd = diff.masked_select(finite);

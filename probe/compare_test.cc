@@ -1,0 +1,92 @@
+// Tests of the output comparison.
+#include "probe/compare.h"
+
+#include <cmath>
+#include <limits>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/ops/view_as_complex.h>
+#include <gtest/gtest.h>
+
+namespace mps_audit {
+namespace {
+
+at::Tensor floats(std::vector<float> v) {
+  return at::tensor(v);
+}
+
+TEST(Compare, FloatsWithinTheDtypesToleranceAreEqual) {
+  const at::Tensor e = floats({1.0f, 2.0f, 3.0f});
+  EXPECT_TRUE(compare_outputs(e, floats({1.0f, 2.0f + 1e-6f, 3.0f}), CompareMode::kValues).equal);
+  const Comparison c = compare_outputs(e, floats({1.0f, 2.1f, 3.0f}), CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.mismatches, 1);
+  EXPECT_EQ(c.first_mismatch, "[1]");
+  EXPECT_NEAR(c.max_abs_error, 0.1, 1e-6);
+  EXPECT_NEAR(c.max_rel_error, 0.05, 1e-6);
+  const Tolerance loose{0.2, 0};
+  EXPECT_TRUE(compare_outputs(e, floats({1.0f, 2.1f, 3.0f}), CompareMode::kValues, &loose).equal);
+}
+
+TEST(Compare, NanAndInfinityMustBeInTheSamePlaces) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(compare_outputs(floats({nan, inf, -inf}), floats({nan, inf, -inf}), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(floats({nan, 1}), floats({1, 1}), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(floats({1, 1}), floats({nan, 1}), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(floats({inf}), floats({-inf}), CompareMode::kValues).equal);
+}
+
+TEST(Compare, IntegersAndBooleansExactly) {
+  const at::Tensor e = at::arange(6).reshape({2, 3});
+  at::Tensor a = e.clone();
+  a.select(0, 1).select(0, 2).fill_(7);
+  const Comparison c = compare_outputs(e, a, CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.first_mismatch, "[1, 2]");
+  EXPECT_TRUE(compare_outputs(e.gt(2), e.gt(2), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(e.gt(2), e.gt(3), CompareMode::kValues).equal);
+}
+
+TEST(Compare, ComplexByParts) {
+  const at::Tensor e = at::view_as_complex(floats({1, 2, 3, 4}).reshape({2, 2}));
+  const at::Tensor a = at::view_as_complex(floats({1, 2, 3, 4.5f}).reshape({2, 2}));
+  const Comparison c = compare_outputs(e, a, CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.first_mismatch, "[1]");
+  EXPECT_TRUE(compare_outputs(e, e.clone(), CompareMode::kValues).equal);
+}
+
+TEST(Compare, DtypeAndShapeComeFirst) {
+  const at::Tensor e = floats({1, 2});
+  EXPECT_EQ(compare_outputs(e, e.to(at::kDouble), CompareMode::kShape).message,
+            "dtype float64 differs from the CPU's float32");
+  EXPECT_EQ(compare_outputs(e, floats({1, 2, 3}), CompareMode::kShape).message, "shape 3 differs from the CPU's 2");
+  EXPECT_TRUE(compare_outputs(e, floats({7, 9}), CompareMode::kShape).equal);  // shape mode ignores values
+}
+
+TEST(Compare, SortedModeIgnoresOrder) {
+  EXPECT_TRUE(compare_outputs(floats({3, 1, 2}), floats({1, 2, 3}), CompareMode::kSorted).equal);
+  EXPECT_FALSE(compare_outputs(floats({3, 1, 2}), floats({1, 2, 3}), CompareMode::kValues).equal);
+}
+
+TEST(Compare, MultipleOutputsNameTheOneThatDiffers) {
+  const c10::IValue e = c10::ivalue::Tuple::create({floats({1}), at::arange(3)});
+  const c10::IValue a = c10::ivalue::Tuple::create({floats({1}), at::arange(1, 4)});
+  const Comparison c = compare_outputs(e, a, CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.message.rfind("output 1: ", 0), 0u) << c.message;
+  const c10::IValue shorter = c10::ivalue::Tuple::create({floats({1})});
+  EXPECT_EQ(compare_outputs(e, shorter, CompareMode::kValues).message, "1 outputs, the CPU gave 2");
+}
+
+TEST(Compare, ScalarsAndNone) {
+  EXPECT_TRUE(compare_outputs(c10::IValue(2.0), c10::IValue(2.0 + 1e-9), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(c10::IValue(int64_t{2}), c10::IValue(int64_t{3}), CompareMode::kValues).equal);
+  EXPECT_TRUE(compare_outputs(c10::IValue(), c10::IValue(), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(c10::IValue(), floats({1}), CompareMode::kValues).equal);
+}
+
+}  // namespace
+}  // namespace mps_audit

@@ -1,0 +1,117 @@
+// Tests of the op spec loader: what it reads, and one diagnostic with file:line:col for each kind of bad input.
+#include "probe/spec.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace mps_audit {
+namespace {
+
+const std::vector<std::string> kOps = {"aten::sin",     "aten::sin.out", "aten::sum", "aten::sum.dim_IntList",
+                                       "aten::nonzero", "aten::rand"};
+
+TEST(Spec, ReadsDefaultsAndEntries) {
+  const Spec s = parse_spec(R"(
+version: 1
+defaults:
+  dtypes: [float32, int64]
+  shape: [2, 5]
+  tolerance: {float16: {atol: 1e-3, rtol: 1e-3}}
+ops:
+  sin: {compare: sorted, tolerance: {atol: 0.5, rtol: 0}}
+  aten::sum.dim_IntList:
+    dtypes: [float32]
+    xfail:
+      - {reason: known, targets: [mps-emu], dtypes: [float32]}
+    samples:
+      - name: rows
+        args: {self: {shape: [4, 3], domain: positive}, dim: [0], keepdim: true}
+      - args: {self: {tensors: [{shape: [1]}]}}
+  aten::rand: {skip: random}
+)",
+                            "s.yaml", kOps);
+  EXPECT_EQ(s.dtypes, std::vector<std::string>({"float32", "int64"}));
+  EXPECT_EQ(s.shape, std::vector<int64_t>({2, 5}));
+  const OpSpec* sin = s.find("aten::sin.out");  // the bare name covers every overload
+  ASSERT_NE(sin, nullptr);
+  EXPECT_EQ(sin->compare, CompareMode::kSorted);
+  EXPECT_DOUBLE_EQ(s.tolerance_for(sin, "int64")->atol, 0.5);
+  EXPECT_DOUBLE_EQ(s.tolerance_for(nullptr, "float16")->rtol, 1e-3);
+  EXPECT_EQ(s.tolerance_for(nullptr, "float32"), nullptr);
+  const OpSpec* sum = s.find("aten::sum.dim_IntList");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(s.find("aten::sum"), nullptr);
+  ASSERT_EQ(sum->samples.size(), 2u);
+  EXPECT_EQ(sum->samples[0].name, "rows");
+  EXPECT_EQ(sum->samples[1].name, "sample1");
+  const ArgSpec& self = sum->samples[0].args.at("self");
+  EXPECT_EQ(self.kind, ArgSpec::Kind::kTensor);
+  EXPECT_EQ(self.shape, std::vector<int64_t>({4, 3}));
+  EXPECT_EQ(self.domain, "positive");
+  EXPECT_EQ(sum->samples[0].args.at("dim").kind, ArgSpec::Kind::kIntList);
+  EXPECT_EQ(sum->samples[0].args.at("keepdim").kind, ArgSpec::Kind::kBool);
+  EXPECT_EQ(sum->samples[1].args.at("self").kind, ArgSpec::Kind::kTensorList);
+  ASSERT_EQ(sum->xfail.size(), 1u);
+  EXPECT_EQ(sum->xfail[0].targets, std::vector<std::string>({"mps-emu"}));
+  EXPECT_EQ(s.find("aten::rand")->skip, "random");
+}
+
+struct BadSpec {
+  const char* name;
+  const char* text;
+  int line, column;
+  const char* message;
+};
+
+class SpecErrors : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(SpecErrors, OneDiagnosticWithLocation) {
+  const BadSpec& c = GetParam();
+  try {
+    parse_spec(c.text, "s.yaml", kOps);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, c.line) << e.message();
+    EXPECT_EQ(e.where().column, c.column) << e.message();
+    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.message();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    , SpecErrors,
+    ::testing::Values(
+        BadSpec{"Syntax", "ops: {sin: [\n", 2, 1, "invalid YAML"},
+        BadSpec{"UnknownTopKey", "version: 1\nopz: {}\n", 2, 1, "unknown key 'opz' in the spec (did you mean 'ops'?)"},
+        BadSpec{"UnknownOpKey", "ops:\n  sin: {comapre: shape}\n", 2, 9, "unknown key 'comapre'"},
+        BadSpec{"UnknownOp", "ops:\n  aten::sinn: {}\n", 2, 3, "unknown operator 'aten::sinn' (did you mean"},
+        BadSpec{"UnknownDtype", "defaults:\n  dtypes: [float32, flaot16]\n", 2, 21,
+                "unknown dtype 'flaot16' (did you mean 'float16'"},
+        BadSpec{"NegativeSize", "defaults:\n  shape: [3, -4]\n", 2, 14, "size -4 is negative"},
+        BadSpec{"HugeShape", "defaults:\n  shape: [100000, 100000]\n", 2, 10, "more than 16M elements"},
+        BadSpec{"DuplicateOp", "ops:\n  sin: {}\n  aten::sin: {}\n", 3, 3,
+                "'aten::sin' is listed twice (first at line 2)"},
+        BadSpec{"DuplicateKey", "ops:\n  sin: {compare: shape, compare: values}\n", 2, 25, "duplicate key 'compare'"},
+        BadSpec{"BadCompare", "ops:\n  sin: {compare: exact}\n", 2, 18, "unknown comparison 'exact'"},
+        BadSpec{"BadTarget", "ops:\n  sin:\n    xfail: [{reason: r, targets: [mpss]}]\n", 3, 35,
+                "unknown target 'mpss' (did you mean 'mps'"},
+        BadSpec{"XfailWithoutReason", "ops:\n  sin:\n    xfail: [{dtypes: [float32]}]\n", 3, 13, "needs a reason"},
+        BadSpec{"TensorWithoutShape", "ops:\n  sin:\n    samples: [{args: {self: {domain: positive}}}]\n", 3, 29,
+                "a tensor argument needs a shape"},
+        BadSpec{"BadDomain", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], domain: posit}}}]\n", 3, 50,
+                "unknown domain 'posit'"},
+        BadSpec{"Version", "version: 2\n", 1, 10, "only version 1"},
+        BadSpec{"DeepNesting",
+                "ops:\n  sin:\n    samples: [{args: {self: {tensors: [{tensors: [{tensors: [{tensors: []}]}]}]}}}]\n",
+                3, 62, "nest too deeply"}),
+    [](const ::testing::TestParamInfo<BadSpec>& info) { return std::string(info.param.name); });
+
+TEST(Spec, TheDefaultSpecLoadsAgainstThisLibtorch) {
+  // Every operator of the linked libtorch: the shipped spec must name only real ones.
+  std::vector<std::string> ops;
+  for (const auto& name : {"aten::empty", "aten::sin"}) ops.emplace_back(name);
+  EXPECT_THROW(load_spec(testing::source_path("opspec.yaml"), ops), UserError);  // it names far more than two
+}
+
+}  // namespace
+}  // namespace mps_audit
