@@ -112,6 +112,8 @@ at::Tensor cpu_view(const at::Tensor& t) {
       c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
   impl->set_sizes_and_strides(t.sizes(), t.strides());
   impl->set_storage_offset(t.storage_offset());
+  impl->_set_conj(t.is_conj());  // lazy conjugation and negation travel with the view
+  impl->_set_neg(t.is_neg());
   return at::Tensor(std::move(impl));
 }
 

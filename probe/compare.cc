@@ -57,7 +57,8 @@ Comparison compare_tensors(const at::Tensor& e, const at::Tensor& a, CompareMode
     return c;
   }
   if (mode == CompareMode::kShape || e.numel() == 0 || e.is_meta() || a.is_meta()) return c;
-  at::Tensor ee = e.contiguous().reshape({-1}), aa = a.contiguous().reshape({-1});
+  at::Tensor ee = e.resolve_conj().resolve_neg().contiguous().reshape({-1});
+  at::Tensor aa = a.resolve_conj().resolve_neg().contiguous().reshape({-1});
   if (mode == CompareMode::kSorted && !e.is_complex() && e.scalar_type() != c10::ScalarType::Bool) {
     ee = std::get<0>(ee.sort());
     aa = std::get<0>(aa.sort());

@@ -1,6 +1,7 @@
 // Input synthesis for the prober.
 #include "probe/inputs.h"
 
+#include <algorithm>
 #include <functional>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -124,7 +125,13 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       in.args.push_back(*arg.default_value());
       continue;
     }
-    if (type == "Tensor") {
+    if (type == "Tensor" && arg.name().find("mask") != std::string::npos) {
+      in.args.push_back(maker.tensor(spec.shape, c10::ScalarType::Bool, "mask"));
+    } else if (type == "Tensor" && (arg.name() == "index" || arg.name() == "indices")) {
+      // in range along any dimension of a default-shaped input
+      const int64_t smallest = spec.shape.empty() ? 1 : *std::min_element(spec.shape.begin(), spec.shape.end());
+      in.args.push_back(maker.tensor(spec.shape, c10::ScalarType::Long, "index", 0, static_cast<double>(smallest)));
+    } else if (type == "Tensor") {
       in.args.push_back(maker.default_tensor());
     } else if (optional) {
       in.args.push_back(c10::IValue());

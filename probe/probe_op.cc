@@ -66,7 +66,7 @@ struct SampleOutcome {
 
 SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
                            const c10::OperatorHandle& op, c10::ScalarType dtype, const std::string& dtype_label,
-                           const SampleInputs& inputs) {
+                           const SampleInputs& inputs, const std::function<void()>& before_target) {
   SampleOutcome out;
   // The target gets its own copy of the inputs, made before the CPU run can modify them.
   const std::vector<c10::IValue> target_args =
@@ -95,6 +95,7 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
     }
   }
 
+  if (before_target) before_target();
   c10::IValue actual;
   {
     compat::CollectingWarningHandler warnings;
@@ -138,7 +139,7 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
 }  // namespace
 
 ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op_name,
-                     const std::string& dtype_label) {
+                     const std::string& dtype_label, const std::function<void()>& before_target) {
   const auto start = std::chrono::steady_clock::now();
   ProbeResult r;
   r.op = op_name;
@@ -173,7 +174,7 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
     }
     SampleOutcome o;
     try {
-      o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs);
+      o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target);
     } catch (const std::exception& e) {  // moving inputs to the target, say
       o.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
       o.message = error_text(e);

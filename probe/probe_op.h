@@ -3,6 +3,7 @@
 // worker process).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <c10/core/Device.h>
@@ -17,6 +18,9 @@ struct ProbeTarget {
   c10::Device device = c10::Device(c10::kCPU);
 };
 
-ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op, const std::string& dtype);
+// `before_target` is called after the CPU reference, just before each run on the target, so that a worker can
+// tell its parent which side a crash or hang happened on.
+ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op, const std::string& dtype,
+                     const std::function<void()>& before_target = {});
 
 }  // namespace mps_audit

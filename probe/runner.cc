@@ -5,10 +5,13 @@
 // (`mps-audit __worker`), worker j taking probes j, j+N, ... Each worker prints, on its standard output,
 //   env <json>            once, after it set up its target (RunEnvironment fields it knows)
 //   start <i>             before probe i
+//   target <i>            after its CPU reference, before the run on the target (once per sample)
 //   result <i> <json>     after it (a ProbeResult)
 // A worker that dies while probe i is started gets i recorded as a crash and is restarted at i+N; one whose probe
-// outlives --timeout is killed, i is recorded as a timeout, and it restarts likewise. Workers load libtorch with
-// PYTORCH_ENABLE_MPS_FALLBACK set as --fallback says, because MPS reads it once, when it loads.
+// outlives --timeout is killed, i is recorded as a timeout, and it restarts likewise. When that happens before
+// "target <i>", it was the CPU reference that crashed or hung: i is a skip (no reference), not the target's fault.
+// Workers load libtorch with PYTORCH_ENABLE_MPS_FALLBACK set as --fallback says, because MPS reads it once, when it
+// loads.
 #include "probe/runner.h"
 
 #include <algorithm>
@@ -126,8 +129,9 @@ struct Worker {
   pid_t pid = -1;
   int fd = -1;
   std::string buffer;
-  size_t next = 0;    // the next probe it will take
-  long current = -1;  // the probe started and not finished, or -1
+  size_t next = 0;         // the next probe it will take
+  long current = -1;       // the probe started and not finished, or -1
+  bool on_target = false;  // whether that probe's CPU reference is done (a crash or hang is then the target's)
   std::chrono::steady_clock::time_point started;
   bool said_anything = false;
 };
@@ -193,8 +197,10 @@ class Pool {
           ::close(w.fd);
           w.fd = -1;
           ProbeResult r;
-          r.verdict = Verdict::kTimeout;
-          r.message = fmt::format("no result after {:g} s; the worker was killed", options_.timeout_s);
+          r.verdict = w.on_target ? Verdict::kTimeout : Verdict::kSkip;
+          r.message = w.on_target
+                          ? fmt::format("no result after {:g} s; the worker was killed", options_.timeout_s)
+                          : fmt::format("no reference: the CPU run did not finish in {:g} s", options_.timeout_s);
           r.seconds = options_.timeout_s;
           const size_t i = static_cast<size_t>(w.current);
           record(i, r);
@@ -215,7 +221,10 @@ class Pool {
       env.torch_version = e.torch_version;
     } else if (line.rfind("start ", 0) == 0) {
       w.current = std::stol(line.substr(6));
+      w.on_target = false;
       w.started = std::chrono::steady_clock::now();
+    } else if (line.rfind("target ", 0) == 0) {
+      w.on_target = true;
     } else if (line.rfind("result ", 0) == 0) {
       const size_t space = line.find(' ', 7);
       const size_t i = std::stoul(line.substr(7, space - 7));
@@ -244,10 +253,11 @@ class Pool {
       return;
     }
     ProbeResult r;
-    r.verdict = Verdict::kCrash;
-    r.message = WIFSIGNALED(status)
-                    ? fmt::format("the worker died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
-                    : fmt::format("the worker exited with status {}", WEXITSTATUS(status));
+    const std::string how = WIFSIGNALED(status)
+                                ? fmt::format("died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
+                                : fmt::format("exited with status {}", WEXITSTATUS(status));
+    r.verdict = w.on_target ? Verdict::kCrash : Verdict::kSkip;
+    r.message = w.on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
     const size_t i = static_cast<size_t>(w.current);
     record(i, r);
     restart_after(w, i);
@@ -474,7 +484,9 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   out << "env " << to_json(env).dump() << "\n" << std::flush;
   for (size_t i = o.first; i < plan.size(); i += o.step) {
     out << "start " << i << "\n" << std::flush;
-    const ProbeResult r = probe_op(target, spec, plan[i].op, plan[i].dtype);
+    const ProbeResult r =
+        probe_op(target, spec, plan[i].op, plan[i].dtype, [&] { out << "target " << i << "\n"
+                                                                    << std::flush; });
     out << "result " << i << " " << to_json(r).dump() << "\n" << std::flush;
   }
   return kExitOk;
