@@ -20,8 +20,8 @@ namespace {
 
 class Maker {
  public:
-  Maker(c10::ScalarType dtype, const Spec& spec, uint64_t seed)
-      : dtype_(dtype), spec_(spec), gen_(at::detail::createCPUGenerator(seed)) {}
+  Maker(c10::ScalarType dtype, const Spec& spec, std::vector<int64_t> shape, uint64_t seed)
+      : dtype_(dtype), spec_(spec), shape_(std::move(shape)), gen_(at::detail::createCPUGenerator(seed)) {}
 
   at::Tensor tensor(const std::vector<int64_t>& shape, c10::ScalarType type, const std::string& domain = "normal",
                     double low = 0, double high = 1, bool noncontiguous = false) {
@@ -55,7 +55,8 @@ class Maker {
     return t;
   }
 
-  at::Tensor default_tensor() { return tensor(spec_.shape, dtype_); }
+  at::Tensor default_tensor() { return tensor(shape_, dtype_); }
+  const std::vector<int64_t>& shape() const { return shape_; }
 
   c10::IValue from_spec(const ArgSpec& a) {
     switch (a.kind) {
@@ -82,11 +83,12 @@ class Maker {
  private:
   c10::ScalarType dtype_;
   const Spec& spec_;
+  std::vector<int64_t> shape_;
   at::Generator gen_;
 };
 
-std::vector<int64_t> int_list_for(const std::string& name, const Spec& spec) {
-  if (name == "size" || name == "sizes" || name == "shape") return spec.shape;
+std::vector<int64_t> int_list_for(const std::string& name, const std::vector<int64_t>& shape) {
+  if (name == "size" || name == "sizes" || name == "shape") return shape;
   if (name == "dim" || name == "dims") return {1};
   if (name == "kernel_size" || name == "output_size") return {2, 2};
   if (name == "stride" || name == "dilation") return {1, 1};
@@ -101,11 +103,22 @@ bool is_write(const c10::Argument& a) {
 
 }  // namespace
 
+const std::vector<Synthesis>& synthesis_variants() {
+  static const std::vector<Synthesis> variants = {
+      {"default", {}, false},           {"default+optionals", {}, true},           {"4x4", {4, 4}, false},
+      {"2x3x4x4", {2, 3, 4, 4}, false}, {"2x3x4x4+optionals", {2, 3, 4, 4}, true}, {"4", {4}, false},
+      {"2x3x4", {2, 3, 4}, false},      {"2x3x4+optionals", {2, 3, 4}, true},
+  };
+  return variants;
+}
+
 SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtype, const Spec& spec,
-                         const SampleSpec* sample, const std::string& seed_key) {
+                         const SampleSpec* sample, const std::string& seed_key, const Synthesis* how) {
   SampleInputs in;
-  in.name = sample ? sample->name : "default";
-  Maker maker(dtype, spec, std::hash<std::string>()(seed_key + "/" + in.name) & 0x7fffffffffffull);
+  const bool fill_optionals = !sample && how && how->fill_optionals;
+  in.name = sample ? sample->name : how ? how->name : "default";
+  std::vector<int64_t> shape = !sample && how && !how->shape.empty() ? how->shape : spec.shape;
+  Maker maker(dtype, spec, shape, std::hash<std::string>()(seed_key + "/" + in.name) & 0x7fffffffffffull);
   for (const auto& arg : schema.arguments()) {
     if (sample) {
       if (auto it = sample->args.find(arg.name()); it != sample->args.end()) {
@@ -121,26 +134,29 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       in.args.push_back(at::empty({0}, at::TensorOptions().dtype(index ? c10::ScalarType::Long : dtype)));
       continue;
     }
-    if (arg.default_value() && !(type == "Tensor" && !optional)) {
+    const bool fillable = type == "Tensor" || type == "Scalar" || type == "float" || type == "int" ||
+                          type == "SymInt" || type == "int[]" || type == "SymInt[]";
+    if (arg.default_value() && !(type == "Tensor" && !optional) && !(fill_optionals && optional && fillable)) {
       in.args.push_back(*arg.default_value());
       continue;
     }
     if (type == "Tensor" && arg.name().find("mask") != std::string::npos) {
-      in.args.push_back(maker.tensor(spec.shape, c10::ScalarType::Bool, "mask"));
+      in.args.push_back(maker.tensor(maker.shape(), c10::ScalarType::Bool, "mask"));
     } else if (type == "Tensor" && (arg.name() == "index" || arg.name() == "indices")) {
       // in range along any dimension of a default-shaped input
-      const int64_t smallest = spec.shape.empty() ? 1 : *std::min_element(spec.shape.begin(), spec.shape.end());
-      in.args.push_back(maker.tensor(spec.shape, c10::ScalarType::Long, "index", 0, static_cast<double>(smallest)));
+      const auto& sh = maker.shape();
+      const int64_t smallest = sh.empty() ? 1 : *std::min_element(sh.begin(), sh.end());
+      in.args.push_back(maker.tensor(sh, c10::ScalarType::Long, "index", 0, static_cast<double>(smallest)));
     } else if (type == "Tensor") {
       in.args.push_back(maker.default_tensor());
-    } else if (optional) {
+    } else if (optional && !(fill_optionals && fillable)) {
       in.args.push_back(c10::IValue());
     } else if (type == "Tensor[]") {
       in.args.push_back(c10::List<at::Tensor>({maker.default_tensor(), maker.default_tensor()}));
     } else if (type == "int" || type == "SymInt") {
       in.args.push_back(int64_t{1});
     } else if (type == "int[]" || type == "SymInt[]") {
-      in.args.push_back(int_list_for(arg.name(), spec));
+      in.args.push_back(int_list_for(arg.name(), shape));
     } else if (type == "float") {
       in.args.push_back(0.5);
     } else if (type == "Scalar") {

@@ -17,8 +17,18 @@ struct SampleInputs {
   std::string unsupported;        // non-empty: no inputs could be made, and why
 };
 
-// Deterministic: the values depend only on op, dtype and sample name.
+// Ways to synthesize inputs when the spec gives no sample, tried in order until the CPU accepts them: the spec's
+// default shape, then other ranks (many operators want a square matrix, an image batch, a vector), with optional
+// arguments left out or filled in (clamp needs min or max).
+struct Synthesis {
+  std::string name;            // "default", "4x4", "2x3x4x4+optionals", ...
+  std::vector<int64_t> shape;  // empty: the spec's default shape
+  bool fill_optionals = false;
+};
+const std::vector<Synthesis>& synthesis_variants();
+
+// Deterministic: the values depend only on op, dtype and sample name. `how` applies when `sample` is null.
 SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtype, const Spec& spec,
-                         const SampleSpec* sample, const std::string& seed_key);
+                         const SampleSpec* sample, const std::string& seed_key, const Synthesis* how = nullptr);
 
 }  // namespace mps_audit

@@ -3,6 +3,7 @@
 #include "probe/probe_op.h"
 
 #include <chrono>
+#include <unordered_map>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -161,23 +162,50 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
   if (entry) {
     for (const auto& s : entry->samples) samples.push_back(&s);
   }
-  if (samples.empty()) samples.push_back(nullptr);
+  const bool synthesized = samples.empty();
+  if (synthesized) samples.push_back(nullptr);
 
   bool any_run = false;
   r.verdict = Verdict::kSkip;
   std::string skip_reason;
   for (const SampleSpec* sample : samples) {
-    const SampleInputs inputs = make_inputs(op->schema(), *dtype, spec, sample, op_name + "/" + dtype_label);
+    // Without a sample in the spec, synthesis tries other shapes until the CPU takes the inputs, starting with the
+    // one that worked for this operator in another dtype. An operator no variant suits, twice, gets only the
+    // default afterwards: every failed try costs a C++ exception.
+    static std::unordered_map<std::string, std::pair<size_t, int>> memory;  // op -> (variant that worked, misses)
+    const auto& variants = synthesis_variants();
+    std::vector<size_t> order;
+    if (synthesized) {
+      auto& [worked, misses] = memory[op_name];
+      order.push_back(worked);
+      for (size_t v = 0; v < variants.size() && misses < 2; ++v) {
+        if (v != worked) order.push_back(v);
+      }
+    } else {
+      order.push_back(0);
+    }
+    SampleInputs inputs;
+    SampleOutcome o;
+    for (size_t v : order) {
+      inputs = make_inputs(op->schema(), *dtype, spec, sample, op_name + "/" + dtype_label,
+                           synthesized ? &variants[v] : nullptr);
+      if (!inputs.unsupported.empty()) break;
+      try {
+        o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target);
+      } catch (const std::exception& e) {  // moving inputs to the target, say
+        o = SampleOutcome();
+        o.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
+        o.message = error_text(e);
+      }
+      if (o.verdict != Verdict::kSkip) {
+        if (synthesized) memory[op_name].first = v;
+        break;
+      }
+    }
+    if (synthesized && o.verdict == Verdict::kSkip) ++memory[op_name].second;
     if (!inputs.unsupported.empty()) {
       skip_reason = inputs.unsupported;
       continue;
-    }
-    SampleOutcome o;
-    try {
-      o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target);
-    } catch (const std::exception& e) {  // moving inputs to the target, say
-      o.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
-      o.message = error_text(e);
     }
     ++r.samples;
     if (o.verdict == Verdict::kSkip) {
