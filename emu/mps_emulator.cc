@@ -13,8 +13,8 @@
 //      cpu_fallback  MPS's warning once, then at::native::cpu_fallback, whatever PYTORCH_ENABLE_MPS_FALLBACK says;
 //      stub          raises, as the real stub does;
 //    and dedicated kernels for the operators that make or move memory (empty, empty_strided, _copy_from,
-//    _copy_from_and_resize) and for as_strided (whose CPU kernel refuses MPS tensors), all in every release's
-//    MPS set;
+//    _copy_from_and_resize, set_) and for as_strided (whose CPU kernel refuses MPS tensors), all in every
+//    release's MPS set;
 //  - a kernel for copy_, the one registration the real backend does not make: there, CompositeExplicitAutograd's
 //    copy_ calls mps_copy_ from a branch compiled only with USE_MPS (native/Copy.cpp), and DispatchStub has no MPS
 //    slot without USE_MPS either, so the emulator must take copy_ at the MPS key (kPlumbingOps);
@@ -376,6 +376,16 @@ void as_strided_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
   torch::jit::push(*stack, at::Tensor(std::move(impl)));
 }
 
+// set_(Tensor(a!) self) -> Tensor(a!): empties self onto a new, empty MPS storage (the CPU kernel would give it
+// a CPU storage, which an MPS tensor cannot take).
+void set_empty_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto args = torch::jit::pop(*stack, op.schema().arguments().size());
+  at::Tensor self = args[0].toTensor();
+  c10::Storage storage(c10::Storage::use_byte_size_t(), 0, &allocator(), /*resizable=*/true);
+  self.set_(storage, 0, {0}, {});
+  torch::jit::push(*stack, self);
+}
+
 // _copy_from(Tensor self, Tensor dst, bool non_blocking) -> Tensor: copies self into dst.
 void copy_from_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   auto args = torch::jit::pop(*stack, op.schema().arguments().size());
@@ -414,6 +424,7 @@ torch::CppFunction kernel_for(const std::string& name) {
   if (name == "aten::_copy_from") return boxed<&copy_from_kernel>();
   if (name == "aten::_copy_from_and_resize") return boxed<&copy_from_and_resize_kernel>();
   if (name == "aten::as_strided") return boxed<&as_strided_kernel>();
+  if (name == "aten::set_") return boxed<&set_empty_kernel>();
   return boxed<&native_kernel>();
 }
 

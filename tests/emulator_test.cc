@@ -131,6 +131,20 @@ TEST(Emulator, InPlaceOutAndViewSemantics) {
   EXPECT_EQ(row.storage().data_ptr().get(), x.storage().data_ptr().get());
 }
 
+TEST(Emulator, EmptyingATensorKeepsItOnMps) {
+  at::Tensor x = sample(at::kFloat).to(kMps);
+  x.set_();
+  EXPECT_EQ(x.device(), kMps);
+  EXPECT_EQ(x.numel(), 0);
+  EXPECT_EQ(x.storage().device(), kMps);
+}
+
+// Lazy negation and conjugation survive the trip back to the CPU.
+TEST(Emulator, LazyNegationIsMaterialisedOnCopy) {
+  at::Tensor cpu = sample(at::kFloat);
+  EXPECT_TRUE(at::equal(cpu.to(kMps)._neg_view().to(at::kCPU).resolve_neg(), cpu._neg_view().resolve_neg()));
+}
+
 TEST(Emulator, MultipleOutputsListsAndOptionalTensors) {
   at::Tensor cpu = sample(at::kFloat);
   at::Tensor x = cpu.to(kMps);
