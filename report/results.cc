@@ -1,8 +1,8 @@
 // JSON and Markdown renderers of probe results.
 #include "report/results.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -171,9 +171,10 @@ std::string render_results_markdown(const RunEnvironment& env, const std::vector
     std::vector<std::pair<size_t, std::string>> sorted;
     for (const auto& [reason, k] : reasons) sorted.emplace_back(k, reason);
     std::sort(sorted.rbegin(), sorted.rend());
-    out += fmt::format("\n## skip ({})\n\nNot probed; each op x dtype is in results.json with its reason. The most "
-                       "common reasons:\n\n| op x dtype | reason |\n| ---: | --- |\n",
-                       n.at(Verdict::kSkip));
+    out += fmt::format(
+        "\n## skip ({})\n\nNot probed; each op x dtype is in results.json with its reason. The most "
+        "common reasons:\n\n| op x dtype | reason |\n| ---: | --- |\n",
+        n.at(Verdict::kSkip));
     for (size_t i = 0; i < sorted.size() && i < 25; ++i) {
       out += fmt::format("| {} | {} |\n", sorted[i].first, cell(sorted[i].second));
     }
