@@ -407,7 +407,11 @@ void copy_from_and_resize_kernel(const c10::OperatorHandle& op, torch::jit::Stac
 void copy_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   auto args = torch::jit::pop(*stack, op.schema().arguments().size());
   const at::Tensor self = args[0].toTensor(), src = args[1].toTensor();
-  host_view(self).copy_(host_view(src));
+  if (src._is_zerotensor()) {  // a ZeroTensor has no memory to view: it reads as zeros
+    host_view(self).zero_();
+  } else {
+    host_view(self).copy_(host_view(src));
+  }
   torch::jit::push(*stack, self);
 }
 

@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/_efficientzerotensor.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
@@ -137,6 +138,12 @@ TEST(Emulator, EmptyingATensorKeepsItOnMps) {
   EXPECT_EQ(x.device(), kMps);
   EXPECT_EQ(x.numel(), 0);
   EXPECT_EQ(x.storage().device(), kMps);
+}
+
+TEST(Emulator, CopyingAZeroTensorWritesZeros) {
+  at::Tensor m = at::ones({2, 3}, at::TensorOptions().device(kMps));
+  m.copy_(at::_efficientzerotensor({2, 3}, at::TensorOptions().dtype(at::kFloat)));
+  EXPECT_EQ(m.abs().sum().item<float>(), 0.0f);
 }
 
 // Lazy negation and conjugation survive the trip back to the CPU.
