@@ -212,24 +212,29 @@ bool low_precision(c10::ScalarType t) {
   return t == c10::ScalarType::Half || t == c10::ScalarType::BFloat16;
 }
 
-// Whether a CPU kernel failed only for want of a half or bfloat16 implementation.
-bool low_precision_gap(const c10::Error& e) {
-  const std::string m = e.what_without_backtrace();
-  return m.find("'Half'") != std::string::npos || m.find("'BFloat16'") != std::string::npos ||
-         m.find("Unsupported dtype Half") != std::string::npos ||
-         m.find("Unsupported dtype BFloat16") != std::string::npos;
+bool has_low_precision_tensor(const std::vector<c10::IValue>& args) {
+  bool found = false;
+  for (const c10::IValue& v : args) {
+    map_tensors(v, [&](const at::Tensor& t) {
+      found |= t.defined() && low_precision(t.scalar_type());
+      return t;
+    });
+  }
+  return found;
 }
 
 // Runs the CPU kernel on the converted arguments at the top of the stack. Metal kernels have half and bfloat16
-// where some CPU kernels lack them: then the CPU kernel runs in float32 and the results are rounded back, as
-// PyTorch's own MPS tests compute their references.
+// where some CPU kernels lack them (or fail on them): then the CPU kernel runs in float32 and the results are
+// rounded back, as PyTorch's own MPS tests compute their references. If float32 fails too, the first error stands.
 void redispatch_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, size_t first) {
   const std::vector<c10::IValue> saved(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
+  std::exception_ptr original;
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
     return;
-  } catch (const c10::Error& e) {
-    if (!low_precision_gap(e)) throw;
+  } catch (const c10::Error&) {
+    if (!has_low_precision_tensor(saved)) throw;
+    original = std::current_exception();
   }
   stack->resize(first);
   std::vector<std::pair<at::Tensor, at::Tensor>> upcast;  // (argument, its float32 copy)
@@ -242,7 +247,11 @@ void redispatch_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, 
     return f;
   };
   for (const c10::IValue& v : saved) stack->push_back(map_tensors(v, up));
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  try {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  } catch (const c10::Error&) {
+    std::rethrow_exception(original);
+  }
   for (auto& [arg, f] : upcast) {
     if (arg.sizes() != f.sizes()) arg.resize_(f.sizes());
     arg.copy_(f);
