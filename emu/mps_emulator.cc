@@ -457,8 +457,12 @@ bool same_options(const EmulatorOptions& a, const EmulatorOptions& b) {
 
 }  // namespace
 
-std::string EmulatorInfo::label() const {
+std::string emulator_label(const std::string& release_version, int macos_major) {
   return fmt::format("emulated MPS (PyTorch {} registry, macOS {} rules)", release_version, macos_major);
+}
+
+std::string EmulatorInfo::label() const {
+  return emulator_label(release_version, macos_major);
 }
 
 const EmulatorInfo* active_mps_emulator() {
@@ -479,6 +483,10 @@ std::string find_release_dir(const std::string& torch_version) {
       if (name.rfind(same_minor, 0) == 0 && is_directory(join_path(root, name))) return join_path(root, name);
     }
   }
+#ifdef MPS_AUDIT_TORCHGEN_DATA_DIR
+  // The linked wheel's own YAML (no hand registrations: those come only with data/ folders).
+  if (torch_version == compat::kTorchVersion) return MPS_AUDIT_TORCHGEN_DATA_DIR;
+#endif
   return "";
 }
 
@@ -522,7 +530,8 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   state->options = options;
   state->faults = std::move(fault_plan);
   state->info.release_dir = options.release_dir;
-  state->info.release_version = files.version.empty() ? folder_name(options.release_dir) : files.version;
+  // A folder not named pytorch-X.Y.Z (a wheel's torchgen/packaged/ATen/native) is the linked release's.
+  state->info.release_version = files.version.empty() ? std::string(compat::kTorchVersion) : files.version;
   state->info.macos_major = options.macos_major;
   state->info.fallback_enabled = fallback_enabled_by_environment();
 

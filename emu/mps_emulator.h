@@ -31,6 +31,9 @@ struct EmulatorInfo {
   std::string label() const;
 };
 
+// "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)"
+std::string emulator_label(const std::string& release_version, int macos_major);
+
 // Registers the emulator for this process: once, before any MPS tensor exists. Reads PYTORCH_ENABLE_MPS_FALLBACK
 // and MPS_AUDIT_EMU_FAULTS now, as the real backend reads its variable once when it loads.
 // Throws UserError when the linked libtorch has a real MPS backend, when no release data is found, or when
@@ -41,7 +44,8 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& options);
 const EmulatorInfo* active_mps_emulator();
 
 // The release folder matching a libtorch version ("2.11.0"; "1.13.0" finds pytorch-1.13.1 too): in
-// $MPS_AUDIT_DATA_DIR, then the data/ folder of the source tree this was built from. Empty when none.
+// $MPS_AUDIT_DATA_DIR, then the data/ folder of the source tree this was built from, then (for the linked version)
+// the torchgen/packaged/ATen/native folder of the torch wheel it was built against. Empty when none.
 std::string find_release_dir(const std::string& torch_version);
 
 }  // namespace mps_audit::emu

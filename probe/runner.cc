@@ -45,6 +45,7 @@
 #include "probe/probe_op.h"
 #include "probe/spec.h"
 #include "registry/registry_command.h"
+#include "registry/release_data.h"
 #include "report/results.h"
 
 extern char** environ;
@@ -328,8 +329,8 @@ class Pool {
 
 class Progress {
  public:
-  Progress(std::ostream& err, size_t total, bool enabled, bool tty)
-      : err_(err), total_(total), enabled_(enabled), tty_(tty) {}
+  Progress(std::ostream& err, size_t total, bool enabled, bool tty, std::string where)
+      : err_(err), total_(total), enabled_(enabled), tty_(tty), where_(std::move(where)) {}
   void update(size_t done, const ProbeResult& last) {
     if (!enabled_) return;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -341,8 +342,8 @@ class Progress {
            << std::flush;
       if (done == total_) err_ << "\n";
     } else if (percent >= next_percent_ || done == total_) {
-      err_ << fmt::format("progress: {}/{} probes ({}%), {:.0f}s elapsed, ETA {:.0f}s\n", done, total_, percent,
-                          elapsed, eta);
+      err_ << fmt::format("progress on {}: {}/{} probes ({}%), {:.0f}s elapsed, ETA {:.0f}s\n", where_, done, total_,
+                          percent, elapsed, eta);
       next_percent_ = percent / 10 * 10 + 10;
     }
   }
@@ -351,6 +352,7 @@ class Progress {
   std::ostream& err_;
   size_t total_;
   bool enabled_, tty_;
+  std::string where_;
   int next_percent_ = 10;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
@@ -427,8 +429,14 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   std::string plan_text;
   for (const auto& p : plan) plan_text += p.op + "\t" + p.dtype + "\n";
   write_file_atomically(plan_path, plan_text);
+  // Every line this run writes says when MPS is emulated.
+  std::string where = target;
+  if (target == "mps-emu") {
+    const std::string version = resolve_release(release_dir, "MPS").version;
+    where += " — " + emu::emulator_label(version.empty() ? compat::kTorchVersion : version, o.emu_macos);
+  }
   const std::string log_path = join_path(o.out_dir, "workers.log");
-  write_file_atomically(log_path, "");
+  write_file_atomically(log_path, fmt::format("standard error of the workers of a run on {}\n", where));
   const std::string journal_path = join_path(o.out_dir, "journal.jsonl");
   std::ofstream journal(journal_path, std::ios::trunc);
 
@@ -443,11 +451,11 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
       std::max<long>(1, std::min<long>(o.jobs > 0 ? o.jobs : static_cast<long>(std::thread::hardware_concurrency()),
                                        static_cast<long>(plan.size()))));
   err << why;
-  err << fmt::format("probing {} op x dtype pairs on {} with {} worker{}\n", plan.size(), target, jobs,
+  err << fmt::format("probing {} op x dtype pairs on {} with {} worker{}\n", plan.size(), where, jobs,
                      jobs == 1 ? "" : "s");
 
   std::vector<ProbeResult> results(plan.size());
-  Progress progress(err, plan.size(), o.progress, isatty(STDERR_FILENO));
+  Progress progress(err, plan.size(), o.progress, isatty(STDERR_FILENO), where);
   size_t done = 0;
   Pool pool(o, target, plan_path, log_path, plan.size(), jobs);
   pool.run(results, env, [&](size_t i, ProbeResult& r) {

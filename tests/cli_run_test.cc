@@ -78,7 +78,10 @@ TEST(CliRun, EmulatedMpsOf1131WithFallbackOn) {
   for (const auto& r : run.doc["results"]) {
     for (const char* key : {"op", "dtype", "verdict", "fallback_ops", "message"}) EXPECT_TRUE(r.contains(key)) << key;
   }
-  EXPECT_NE(run.result.out.find("emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)"), std::string::npos);
+  const std::string label = "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)";
+  EXPECT_NE(run.result.out.find(label), std::string::npos);
+  EXPECT_NE(run.result.err.find("probing 10 op x dtype pairs on mps-emu — " + label), std::string::npos);
+  EXPECT_NE(testing::slurp(dir.path() + "/workers.log").find(label), std::string::npos);
   EXPECT_NE(testing::slurp(dir.path() + "/results.md").find("not from a real Mac"), std::string::npos);
 }
 
