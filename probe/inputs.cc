@@ -122,7 +122,13 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
   for (const auto& arg : schema.arguments()) {
     if (sample) {
       if (auto it = sample->args.find(arg.name()); it != sample->args.end()) {
-        in.args.push_back(maker.from_spec(it->second));
+        c10::IValue v = maker.from_spec(it->second);
+        if (v.isTensorList() && arg.real_type()->str() == "Tensor?[]") {  // indices of index/index_put
+          c10::List<c10::optional<at::Tensor>> optional_list;
+          for (const at::Tensor& t : v.toTensorList()) optional_list.push_back(t);
+          v = optional_list;
+        }
+        in.args.push_back(std::move(v));
         continue;
       }
     }
@@ -147,6 +153,10 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       const auto& sh = maker.shape();
       const int64_t smallest = sh.empty() ? 1 : *std::min_element(sh.begin(), sh.end());
       in.args.push_back(maker.tensor(sh, c10::ScalarType::Long, "index", 0, static_cast<double>(smallest)));
+    } else if (type == "Tensor" && arg.name() == "value") {  // fill_.Tensor, masked_fill_.Tensor: 0-dim
+      in.args.push_back(maker.tensor({}, dtype));
+    } else if (type == "Tensor" && (arg.name() == "p" || arg.name() == "std")) {  // probabilities, deviations
+      in.args.push_back(maker.tensor(maker.shape(), dtype, "uniform", 0.1, 0.9));
     } else if (type == "Tensor") {
       in.args.push_back(maker.default_tensor());
     } else if (optional && !(fill_optionals && fillable)) {
@@ -163,6 +173,8 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       in.args.push_back(c10::isFloatingType(dtype) || c10::isComplexType(dtype) ? c10::IValue(0.5) : c10::IValue(2));
     } else if (type == "bool") {
       in.args.push_back(false);
+    } else if (type == "bool[]") {  // output_mask of backward ops: every gradient
+      in.args.push_back(c10::List<bool>({true, true, true}));
     } else if (type == "ScalarType") {
       in.args.push_back(dtype);
     } else {
