@@ -59,6 +59,7 @@ bool is_unsupported(const std::exception& e) {
 }
 
 struct SampleOutcome {
+  std::vector<std::string> warnings;
   Verdict verdict = Verdict::kPass;
   std::string message;
   Comparison comparison;
@@ -115,11 +116,13 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
       }
     } catch (const std::exception& e) {
       compat::torch_warnings::set_warnAlways(false);
+      out.warnings = warnings.messages;
       out.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
       out.message = error_text(e);
       return out;
     }
     compat::torch_warnings::set_warnAlways(false);
+    out.warnings = warnings.messages;
   }
   const bool meta = target.device.type() == c10::kMeta;
   const c10::IValue actual_cpu =
@@ -157,6 +160,14 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
   if (entry && !entry->skip.empty()) {
     r.message = "spec: " + entry->skip;
     return r;
+  }
+  if (entry) {
+    for (const auto& k : entry->skip_when) {
+      if (k.applies(target.name, dtype_label, target.macos_major, target.torch_version)) {
+        r.message = "spec: " + k.reason;
+        return r;
+      }
+    }
   }
   std::vector<const SampleSpec*> samples;
   if (entry) {
@@ -208,6 +219,12 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
       continue;
     }
     ++r.samples;
+    for (auto& w : o.warnings) {
+      w = first_line(w);
+      if (r.warnings.size() < 8 && std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) {
+        r.warnings.push_back(w);
+      }
+    }
     if (o.verdict == Verdict::kSkip) {
       skip_reason = o.message;
       continue;
@@ -229,11 +246,7 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
 
   if (entry && r.verdict != Verdict::kSkip) {
     for (const auto& k : entry->xfail) {
-      const bool target_matches =
-          k.targets.empty() || std::find(k.targets.begin(), k.targets.end(), target.name) != k.targets.end();
-      const bool dtype_matches =
-          k.dtypes.empty() || std::find(k.dtypes.begin(), k.dtypes.end(), dtype_label) != k.dtypes.end();
-      if (!target_matches || !dtype_matches) continue;
+      if (!k.applies(target.name, dtype_label, target.macos_major, target.torch_version)) continue;
       const bool failed = r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback;
       r.message = failed ? fmt::format("expected failure ({}): {}", k.reason, r.message)
                          : fmt::format("passed, though the spec expects a failure: {}", k.reason);

@@ -16,6 +16,8 @@ namespace mps_audit {
 struct ProbeTarget {
   std::string name;  // "mps-emu", "mps", "cuda", "cpu", "meta"
   c10::Device device = c10::Device(c10::kCPU);
+  int macos_major = 0;        // of the (real or emulated) MPS device; 0 for other targets
+  std::string torch_version;  // of the linked libtorch, for the spec's conditions
 };
 
 // `before_target` is called after the CPU reference, just before each run on the target, so that a worker can

@@ -42,6 +42,7 @@ struct ProbeResult {
   std::string message;                    // why, for anything but pass
   std::string sample;                     // the sample that decided the verdict
   std::string registry_status;            // the registry's static classification for the target's key
+  std::vector<std::string> warnings;      // what the target run warned (warn-always on), each message once
   int samples = 0;                        // samples run
   // Comparison of the deciding sample (zero when values were not compared).
   double max_abs_error = 0, max_rel_error = 0;

@@ -33,6 +33,9 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <sys/sysctl.h>
+#endif
 
 #include "common/diagnostics.h"
 #include "common/output_file.h"
@@ -114,6 +117,16 @@ c10::Device device_for(const std::string& target) {
 struct Probe {
   std::string op, dtype;
 };
+
+// The running macOS's major version (a real MPS target's); 0 elsewhere.
+int macos_major_version() {
+#ifdef __APPLE__
+  char version[64] = {0};
+  size_t size = sizeof version;
+  if (sysctlbyname("kern.osproductversion", version, &size, nullptr, 0) == 0) return std::atoi(version);
+#endif
+  return 0;
+}
 
 std::vector<Probe> read_plan(const std::string& path) {
   std::vector<Probe> plan;
@@ -485,7 +498,10 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     const emu::EmulatorOptions emu_options{o.emu_release, o.emu_macos};
     env.emulator = emu::activate_mps_emulator(emu_options).label();
   }
-  const ProbeTarget target{o.target, device_for(o.target)};
+  ProbeTarget target{o.target, device_for(o.target)};
+  target.torch_version = compat::kTorchVersion;
+  if (o.target == "mps-emu") target.macos_major = o.emu_macos;
+  if (o.target == "mps") target.macos_major = macos_major_version();
   env.device = target.device.str();
   const Spec spec = load_spec(o.spec, aten_ops());
   const std::vector<Probe> plan = read_plan(o.plan);

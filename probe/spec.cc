@@ -1,7 +1,9 @@
 // opspec.yaml loader and validator (yaml-cpp).
 #include "probe/spec.h"
 
+#include <regex>
 #include <set>
+#include <sstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -192,6 +194,43 @@ class Reader {
     return a;
   }
 
+  KnownFailure condition(const YAML::Node& e, const char* what) const {
+    check_keys(e, {"reason", "targets", "dtypes", "macos", "torch"}, what);
+    KnownFailure k;
+    k.where = at(e);
+    if (!e["reason"]) fail(e, fmt::format("{} needs a reason", what));
+    k.reason = scalar(e["reason"], "reason");
+    if (e["dtypes"]) k.dtypes = dtype_list(e["dtypes"]);
+    if (e["targets"]) {
+      static const std::vector<std::string> kTargets = {"mps", "mps-emu", "cuda", "cpu", "meta"};
+      if (!e["targets"].IsSequence()) fail(e["targets"], "targets must be a list");
+      for (const auto& t : e["targets"]) {
+        const std::string target = scalar(t, "target");
+        if (std::find(kTargets.begin(), kTargets.end(), target) == kTargets.end()) {
+          fail(t, fmt::format("unknown target '{}'{}", target, did_you_mean(target, kTargets)));
+        }
+        k.targets.push_back(target);
+      }
+    }
+    if (const YAML::Node m = e["macos"]) {
+      check_keys(m, {"min", "max"}, "macos (a range of major versions, {min: 13, max: 14})");
+      if (m["min"]) k.macos_min = number<int>(m["min"], "macos min");
+      if (m["max"]) k.macos_max = number<int>(m["max"], "macos max");
+      if (k.macos_max && k.macos_min > k.macos_max) fail(m, "macos: min is above max");
+    }
+    if (const YAML::Node t = e["torch"]) {
+      check_keys(t, {"min", "max"}, "torch (a range of versions, {min: \"2.0\", max: \"2.5\"})");
+      static const std::regex kVersion(R"(\d+(\.\d+){0,2})");
+      for (const char* bound : {"min", "max"}) {
+        if (!t[bound]) continue;
+        const std::string v = scalar(t[bound], "a torch version");
+        if (!std::regex_match(v, kVersion)) fail(t[bound], fmt::format("'{}' is not a version like 2.5 or 2.5.1", v));
+        (std::string(bound) == "min" ? k.torch_min : k.torch_max) = v;
+      }
+    }
+    return k;
+  }
+
   OpSpec op(const YAML::Node& key, const YAML::Node& n) const {
     OpSpec o;
     o.name = op_name(key);
@@ -213,31 +252,18 @@ class Reader {
              fmt::format("unknown comparison '{}'{}", mode, did_you_mean(mode, {"values", "shape", "sorted"})));
     }
     if (n["tolerance"]) o.tolerance = tolerance(n["tolerance"]);
-    if (n["skip"]) o.skip = scalar(n["skip"], "skip (its reason)");
+    if (const YAML::Node k = n["skip"]) {
+      if (k.IsSequence()) {
+        for (const auto& e : k) o.skip_when.push_back(condition(e, "a skip entry"));
+      } else {
+        o.skip = scalar(k, "skip (its reason, or a list of {reason, targets, dtypes, macos, torch})");
+      }
+    }
     if (n["group"]) o.group = scalar(n["group"], "group");
     if (n["description"]) o.description = scalar(n["description"], "description");
     if (const YAML::Node x = n["xfail"]) {
-      if (!x.IsSequence()) fail(x, "xfail must be a list of {reason, targets, dtypes}");
-      for (const auto& e : x) {
-        check_keys(e, {"reason", "targets", "dtypes"}, "an xfail entry");
-        KnownFailure k;
-        k.where = at(e);
-        if (!e["reason"]) fail(e, "an xfail entry needs a reason");
-        k.reason = scalar(e["reason"], "reason");
-        if (e["dtypes"]) k.dtypes = dtype_list(e["dtypes"]);
-        if (e["targets"]) {
-          static const std::vector<std::string> kTargets = {"mps", "mps-emu", "cuda", "cpu", "meta"};
-          if (!e["targets"].IsSequence()) fail(e["targets"], "targets must be a list");
-          for (const auto& t : e["targets"]) {
-            const std::string target = scalar(t, "target");
-            if (std::find(kTargets.begin(), kTargets.end(), target) == kTargets.end()) {
-              fail(t, fmt::format("unknown target '{}'{}", target, did_you_mean(target, kTargets)));
-            }
-            k.targets.push_back(target);
-          }
-        }
-        o.xfail.push_back(std::move(k));
-      }
+      if (!x.IsSequence()) fail(x, "xfail must be a list of {reason, targets, dtypes, macos, torch}");
+      for (const auto& e : x) o.xfail.push_back(condition(e, "an xfail entry"));
     }
     if (const YAML::Node s = n["samples"]) {
       if (!s.IsSequence()) fail(s, "samples must be a list");
@@ -299,6 +325,32 @@ class Reader {
 };
 
 }  // namespace
+
+int compare_versions(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  for (int i = 0; i < 3; ++i) {
+    long x = 0, y = 0;
+    std::string part;
+    if (std::getline(sa, part, '.')) x = std::strtol(part.c_str(), nullptr, 10);
+    if (std::getline(sb, part, '.')) y = std::strtol(part.c_str(), nullptr, 10);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+bool KnownFailure::applies(const std::string& target, const std::string& dtype, int macos_major,
+                           const std::string& torch_version) const {
+  if (!targets.empty() && std::find(targets.begin(), targets.end(), target) == targets.end()) return false;
+  if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) return false;
+  if (macos_min || macos_max) {
+    if (macos_major == 0) return false;
+    if (macos_min && macos_major < macos_min) return false;
+    if (macos_max && macos_major > macos_max) return false;
+  }
+  if (!torch_min.empty() && compare_versions(torch_version, torch_min) < 0) return false;
+  if (!torch_max.empty() && compare_versions(torch_version, torch_max) > 0) return false;
+  return true;
+}
 
 const OpSpec* Spec::find(const std::string& op_name) const {
   if (auto it = ops.find(op_name); it != ops.end()) return &it->second;

@@ -39,12 +39,22 @@ struct SampleSpec {
   SourceLocation where;
 };
 
+// Where a known failure (or a conditional skip) applies: every condition given must hold.
 struct KnownFailure {
   std::string reason;
   std::vector<std::string> targets;  // empty: any
   std::vector<std::string> dtypes;   // empty: any
+  int macos_min = 0, macos_max = 0;  // macOS major versions, inclusive; 0: no bound. Only MPS targets have one
+  std::string torch_min, torch_max;  // libtorch versions, inclusive ("2.0", "2.5.1"); empty: no bound
   SourceLocation where;
+
+  // `macos_major` 0 when the target has no macOS (cuda, cpu, meta).
+  bool applies(const std::string& target, const std::string& dtype, int macos_major,
+               const std::string& torch_version) const;
 };
+
+// Compares dotted versions numerically ("2.10" > "2.9"); missing components count as 0.
+int compare_versions(const std::string& a, const std::string& b);
 
 struct OpSpec {
   std::string name;  // "aten::sum" (every overload) or "aten::sum.dim_IntList"
@@ -52,6 +62,7 @@ struct OpSpec {
   std::optional<CompareMode> compare;
   std::map<std::string, Tolerance> tolerance;  // by dtype name; "*" for all
   std::string skip;                            // reason; non-empty: not probed
+  std::vector<KnownFailure> skip_when;         // not probed where one of these applies (a list under `skip:`)
   std::vector<KnownFailure> xfail;
   std::string group, description;
   std::vector<SampleSpec> samples;

@@ -57,6 +57,39 @@ ops:
   EXPECT_EQ(s.find("aten::rand")->skip, "random");
 }
 
+TEST(Spec, ConditionsOnTargetDtypeMacosAndTorchVersion) {
+  const Spec s = parse_spec(R"(
+ops:
+  sin:
+    skip:
+      - {reason: no bfloat16 before macOS 14, targets: [mps, mps-emu], dtypes: [bfloat16], macos: {max: 13}}
+    xfail:
+      - {reason: wrong before 2.1, torch: {max: "2.0.1"}}
+      - {reason: wrong on 14 and 15, macos: {min: 14, max: 15}, torch: {min: "2.1"}}
+)",
+                            "s.yaml", kOps);
+  const OpSpec* sin = s.find("aten::sin");
+  ASSERT_EQ(sin->skip_when.size(), 1u);
+  const KnownFailure& skip = sin->skip_when[0];
+  EXPECT_TRUE(skip.applies("mps-emu", "bfloat16", 13, "1.13.0"));
+  EXPECT_FALSE(skip.applies("mps-emu", "bfloat16", 14, "1.13.0"));  // macOS out of range
+  EXPECT_FALSE(skip.applies("mps-emu", "float16", 13, "1.13.0"));   // other dtype
+  EXPECT_FALSE(skip.applies("cuda", "bfloat16", 0, "1.13.0"));      // other target, and no macOS
+  ASSERT_EQ(sin->xfail.size(), 2u);
+  EXPECT_TRUE(sin->xfail[0].applies("cuda", "float32", 0, "1.13.0"));
+  EXPECT_TRUE(sin->xfail[0].applies("cuda", "float32", 0, "2.0.1"));
+  EXPECT_FALSE(sin->xfail[0].applies("cuda", "float32", 0, "2.11.0"));
+  EXPECT_TRUE(sin->xfail[1].applies("mps", "float32", 15, "2.11.0"));
+  EXPECT_FALSE(sin->xfail[1].applies("mps", "float32", 15, "2.0.0"));
+  EXPECT_FALSE(sin->xfail[1].applies("cpu", "float32", 0, "2.11.0"));  // a macOS condition needs a macOS
+}
+
+TEST(Spec, ComparesVersionsNumerically) {
+  EXPECT_LT(compare_versions("2.9", "2.10"), 0);
+  EXPECT_EQ(compare_versions("2.1", "2.1.0"), 0);
+  EXPECT_GT(compare_versions("1.13.1", "1.13"), 0);
+}
+
 struct BadSpec {
   const char* name;
   const char* text;
@@ -101,6 +134,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"BadDomain", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], domain: posit}}}]\n", 3, 50,
                 "unknown domain 'posit'"},
         BadSpec{"Version", "version: 2\n", 1, 10, "only version 1"},
+        BadSpec{"MacosRange", "ops:\n  sin:\n    xfail: [{reason: r, macos: {min: 15, max: 14}}]\n", 3, 32,
+                "macos: min is above max"},
+        BadSpec{"TorchVersion", "ops:\n  sin:\n    skip: [{reason: r, torch: {min: two}}]\n", 3, 37,
+                "'two' is not a version"},
         BadSpec{"DeepNesting",
                 "ops:\n  sin:\n    samples: [{args: {self: {tensors: [{tensors: [{tensors: [{tensors: []}]}]}]}}}]\n",
                 3, 62, "nest too deeply"}),

@@ -56,6 +56,7 @@ nlohmann::json to_json(const ProbeResult& r) {
                       {"sample", r.sample},
                       {"samples", r.samples},
                       {"registry_status", r.registry_status},
+                      {"warnings", r.warnings},
                       {"seconds", number(r.seconds)}};
   if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
     j["max_abs_error"] = number(r.max_abs_error);
@@ -76,6 +77,7 @@ ProbeResult probe_result_from_json(const nlohmann::json& j) {
   r.sample = j.value("sample", "");
   r.samples = j.value("samples", 0);
   r.registry_status = j.value("registry_status", "");
+  r.warnings = j.value("warnings", std::vector<std::string>{});
   r.seconds = number_or(j, "seconds", 0.0);
   r.max_abs_error = number_or(j, "max_abs_error", 0.0);
   r.max_rel_error = number_or(j, "max_rel_error", 0.0);

@@ -60,6 +60,9 @@ TEST(CliRun, EmulatedMpsOf1131WithFallbackOn) {
   EXPECT_EQ(verdict(run, "aten::nonzero", "float32"), "fallback");
   EXPECT_EQ((*run.find("aten::nonzero", "float32"))["fallback_ops"], nlohmann::json({"aten::nonzero"}));
   EXPECT_EQ((*run.find("aten::nonzero", "float32"))["registry_status"], "cpu_fallback");
+  // MPS's fallback warning, captured with warn-always on (a user sees it once per process at most)
+  EXPECT_NE((*run.find("aten::nonzero", "float32"))["warnings"].dump().find("will fall back to run on the CPU"),
+            std::string::npos);
   EXPECT_EQ(verdict(run, "aten::cumsum", "float32"), "fallback");
   // cumsum decomposes into cumsum.out, which is what has no MPS kernel
   EXPECT_EQ((*run.find("aten::cumsum", "float32"))["fallback_ops"], nlohmann::json({"aten::cumsum.out"}));
