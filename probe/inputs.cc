@@ -2,6 +2,7 @@
 #include "probe/inputs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -40,6 +41,11 @@ class Maker {
       const int64_t lo = domain == "int" ? static_cast<int64_t>(low) : (type == c10::ScalarType::Byte ? 0 : -5);
       const int64_t hi = domain == "int" ? static_cast<int64_t>(high) : 6;
       t = at::randint(lo, hi, made, gen_, at::TensorOptions().dtype(c10::ScalarType::Long));
+    } else if (domain == "special") {  // NaN, infinities, huge and tiny values among normal ones
+      t = at::randn(made, gen_, f32);
+      const float specials[] = {std::nanf(""), INFINITY, -INFINITY, 1e30f, -1e30f, 1e-30f, 0.0f, -0.0f};
+      at::Tensor flat = t.view({-1});
+      for (int64_t i = 0; i < flat.numel(); i += 2) flat[i].fill_(specials[(i / 2) % 8]);
     } else if (domain == "uniform") {
       t = at::randn(made, gen_, f32).sigmoid().mul(high - low).add(low);
     } else if (domain == "positive") {

@@ -103,18 +103,22 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
     compat::CollectingWarningHandler warnings;
     compat::torch_warnings::WarningHandlerGuard guard(&warnings);
     compat::torch_warnings::set_warnAlways(true);
-    try {
-      DispatchTrace trace;
-      actual = run(op, target_args);
-      // A fallback shows as aten::_to_cpu inside the operator that fell back; one at the top level is the probed
-      // operator itself (probing aten::_to_cpu).
+    DispatchTrace trace;
+    // A fallback shows as aten::_to_cpu inside the operator that fell back; one at the top level is the probed
+    // operator itself (probing aten::_to_cpu). Collected also when the target then fails, to say where.
+    auto collect_fallbacks = [&] {
       for (const auto& parent : trace.parents_of("aten::_to_cpu")) {
         if (!parent.empty() &&
             std::find(out.fallback_ops.begin(), out.fallback_ops.end(), parent) == out.fallback_ops.end()) {
           out.fallback_ops.push_back(parent);
         }
       }
+    };
+    try {
+      actual = run(op, target_args);
+      collect_fallbacks();
     } catch (const std::exception& e) {
+      collect_fallbacks();
       compat::torch_warnings::set_warnAlways(false);
       out.warnings = warnings.messages;
       out.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;

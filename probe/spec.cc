@@ -142,7 +142,8 @@ class Reader {
       a.shape = shape(n["shape"]);
       if (n["domain"]) {
         a.domain = scalar(n["domain"], "domain");
-        static const std::vector<std::string> kDomains = {"normal", "positive", "uniform", "int", "index", "mask"};
+        static const std::vector<std::string> kDomains = {"normal", "positive", "uniform", "int",
+                                                          "index",  "mask",     "special"};
         if (std::find(kDomains.begin(), kDomains.end(), a.domain) == kDomains.end()) {
           fail(n["domain"], fmt::format("unknown domain '{}'{}", a.domain, did_you_mean(a.domain, kDomains)));
         }

@@ -1,5 +1,7 @@
 // End-to-end tests of `mps-audit run`: every verdict, the results.json contract, the emulator's interface, and
 // bad input. They run the real binary on the emulated MPS target of PyTorch 1.13.1's registry.
+#include <map>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -86,6 +88,26 @@ TEST(CliRun, EmulatedMpsOf1131WithFallbackOn) {
   EXPECT_NE(run.result.err.find("probing 10 op x dtype pairs on mps-emu — " + label), std::string::npos);
   EXPECT_NE(testing::slurp(dir.path() + "/workers.log").find(label), std::string::npos);
   EXPECT_NE(testing::slurp(dir.path() + "/results.md").find("not from a real Mac"), std::string::npos);
+}
+
+// A known failure in the spec turns the failure into xfail (and a pass into xpass).
+TEST(CliRun, SpecKnownFailuresBecomeXfailAndXpass) {
+  TempDir dir;
+  const std::string spec = dir.write("spec.yaml", R"(version: 1
+ops:
+  aten::cumsum: {xfail: [{reason: "no MPS kernel in 1.13", targets: [mps-emu], torch: {max: "1.99"}}]}
+  aten::sin: {xfail: [{reason: "pretend", targets: [mps-emu]}]}
+)");
+  auto r = run_mps_audit({"run", "--target", "mps-emu", "--emu-release", source_path("data/pytorch-1.13.1"), "--spec",
+                          spec, "--out", dir.path() + "/out", "--no-progress", "--ops", "^aten::(cumsum|sin)$",
+                          "--dtypes", "float32", "--fallback", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(testing::slurp(dir.path() + "/out/results.json"));
+  std::map<std::string, std::string> verdicts;
+  for (const auto& x : doc["results"]) verdicts[x["op"].get<std::string>()] = x["verdict"].get<std::string>();
+  const bool old_torch = doc["environment"]["torch_version"].get<std::string>().rfind("1.", 0) == 0;
+  EXPECT_EQ(verdicts["aten::cumsum"], old_torch ? "xfail" : "unsupported");  // the torch range decides
+  EXPECT_EQ(verdicts["aten::sin"], "xpass");
 }
 
 TEST(CliRun, ErrorFallbackMakesMissingKernelsUnsupported) {
