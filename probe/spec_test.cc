@@ -90,58 +90,45 @@ TEST(Spec, ComparesVersionsNumerically) {
   EXPECT_GT(compare_versions("1.13.1", "1.13"), 0);
 }
 
-struct BadSpec {
-  const char* name;
-  const char* text;
-  int line, column;
-  const char* message;
-};
+using testing::BadInput;
 
-class SpecErrors : public ::testing::TestWithParam<BadSpec> {};
+class SpecErrors : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(SpecErrors, OneDiagnosticWithLocation) {
-  const BadSpec& c = GetParam();
-  try {
-    parse_spec(c.text, "s.yaml", kOps);
-    FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.where().line, c.line) << e.message();
-    EXPECT_EQ(e.where().column, c.column) << e.message();
-    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.message();
-  }
+  testing::expect_diagnostic(GetParam(), "s.yaml", [](const std::string& text) { parse_spec(text, "s.yaml", kOps); });
 }
 
 INSTANTIATE_TEST_SUITE_P(
     , SpecErrors,
     ::testing::Values(
-        BadSpec{"Syntax", "ops: {sin: [\n", 2, 1, "invalid YAML"},
-        BadSpec{"UnknownTopKey", "version: 1\nopz: {}\n", 2, 1, "unknown key 'opz' in the spec (did you mean 'ops'?)"},
-        BadSpec{"UnknownOpKey", "ops:\n  sin: {comapre: shape}\n", 2, 9, "unknown key 'comapre'"},
-        BadSpec{"UnknownOp", "ops:\n  aten::sinn: {}\n", 2, 3, "unknown operator 'aten::sinn' (did you mean"},
-        BadSpec{"UnknownDtype", "defaults:\n  dtypes: [float32, flaot16]\n", 2, 21,
-                "unknown dtype 'flaot16' (did you mean 'float16'"},
-        BadSpec{"NegativeSize", "defaults:\n  shape: [3, -4]\n", 2, 14, "size -4 is negative"},
-        BadSpec{"HugeShape", "defaults:\n  shape: [100000, 100000]\n", 2, 10, "more than 16M elements"},
-        BadSpec{"DuplicateOp", "ops:\n  sin: {}\n  aten::sin: {}\n", 3, 3,
-                "'aten::sin' is listed twice (first at line 2)"},
-        BadSpec{"DuplicateKey", "ops:\n  sin: {compare: shape, compare: values}\n", 2, 25, "duplicate key 'compare'"},
-        BadSpec{"BadCompare", "ops:\n  sin: {compare: exact}\n", 2, 18, "unknown comparison 'exact'"},
-        BadSpec{"BadTarget", "ops:\n  sin:\n    xfail: [{reason: r, targets: [mpss]}]\n", 3, 35,
-                "unknown target 'mpss' (did you mean 'mps'"},
-        BadSpec{"XfailWithoutReason", "ops:\n  sin:\n    xfail: [{dtypes: [float32]}]\n", 3, 13, "needs a reason"},
-        BadSpec{"TensorWithoutShape", "ops:\n  sin:\n    samples: [{args: {self: {domain: positive}}}]\n", 3, 29,
-                "a tensor argument needs a shape"},
-        BadSpec{"BadDomain", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], domain: posit}}}]\n", 3, 50,
-                "unknown domain 'posit'"},
-        BadSpec{"Version", "version: 2\n", 1, 10, "only version 1"},
-        BadSpec{"MacosRange", "ops:\n  sin:\n    xfail: [{reason: r, macos: {min: 15, max: 14}}]\n", 3, 32,
-                "macos: min is above max"},
-        BadSpec{"TorchVersion", "ops:\n  sin:\n    skip: [{reason: r, torch: {min: two}}]\n", 3, 37,
-                "'two' is not a version"},
-        BadSpec{"DeepNesting",
-                "ops:\n  sin:\n    samples: [{args: {self: {tensors: [{tensors: [{tensors: [{tensors: []}]}]}]}}}]\n",
-                3, 62, "nest too deeply"}),
-    [](const ::testing::TestParamInfo<BadSpec>& info) { return std::string(info.param.name); });
+        BadInput{"Syntax", "ops: {sin: [\n", 2, 1, "invalid YAML"},
+        BadInput{"UnknownTopKey", "version: 1\nopz: {}\n", 2, 1, "unknown key 'opz' in the spec (did you mean 'ops'?)"},
+        BadInput{"UnknownOpKey", "ops:\n  sin: {comapre: shape}\n", 2, 9, "unknown key 'comapre'"},
+        BadInput{"UnknownOp", "ops:\n  aten::sinn: {}\n", 2, 3, "unknown operator 'aten::sinn' (did you mean"},
+        BadInput{"UnknownDtype", "defaults:\n  dtypes: [float32, flaot16]\n", 2, 21,
+                 "unknown dtype 'flaot16' (did you mean 'float16'"},
+        BadInput{"NegativeSize", "defaults:\n  shape: [3, -4]\n", 2, 14, "size -4 is negative"},
+        BadInput{"HugeShape", "defaults:\n  shape: [100000, 100000]\n", 2, 10, "more than 16M elements"},
+        BadInput{"DuplicateOp", "ops:\n  sin: {}\n  aten::sin: {}\n", 3, 3,
+                 "'aten::sin' is listed twice (first at line 2)"},
+        BadInput{"DuplicateKey", "ops:\n  sin: {compare: shape, compare: values}\n", 2, 25, "duplicate key 'compare'"},
+        BadInput{"BadCompare", "ops:\n  sin: {compare: exact}\n", 2, 18, "unknown comparison 'exact'"},
+        BadInput{"BadTarget", "ops:\n  sin:\n    xfail: [{reason: r, targets: [mpss]}]\n", 3, 35,
+                 "unknown target 'mpss' (did you mean 'mps'"},
+        BadInput{"XfailWithoutReason", "ops:\n  sin:\n    xfail: [{dtypes: [float32]}]\n", 3, 13, "needs a reason"},
+        BadInput{"TensorWithoutShape", "ops:\n  sin:\n    samples: [{args: {self: {domain: positive}}}]\n", 3, 29,
+                 "a tensor argument needs a shape"},
+        BadInput{"BadDomain", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], domain: posit}}}]\n", 3, 50,
+                 "unknown domain 'posit'"},
+        BadInput{"Version", "version: 2\n", 1, 10, "only version 1"},
+        BadInput{"MacosRange", "ops:\n  sin:\n    xfail: [{reason: r, macos: {min: 15, max: 14}}]\n", 3, 32,
+                 "macos: min is above max"},
+        BadInput{"TorchVersion", "ops:\n  sin:\n    skip: [{reason: r, torch: {min: two}}]\n", 3, 37,
+                 "'two' is not a version"},
+        BadInput{"DeepNesting",
+                 "ops:\n  sin:\n    samples: [{args: {self: {tensors: [{tensors: [{tensors: [{tensors: []}]}]}]}}}]\n",
+                 3, 62, "nest too deeply"}),
+    testing::bad_input_name);
 
 TEST(Spec, TheDefaultSpecLoadsAgainstThisLibtorch) {
   // Every operator of the linked libtorch: the shipped spec must name only real ones.

@@ -64,45 +64,32 @@ TEST(NativeFunctions, RecognisesInPlaceNames) {
   EXPECT_EQ(decl("_foreach_add_(Tensor(a!)[] self) -> ()").return_count(), 0u);
 }
 
-struct BadYaml {
-  const char* name;
-  const char* text;
-  int line, column;
-  const char* message;
-};
+using testing::BadInput;
 
-class NativeFunctionsErrors : public ::testing::TestWithParam<BadYaml> {};
+class NativeFunctionsErrors : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(NativeFunctionsErrors, GiveOneDiagnosticWithLocation) {
-  const BadYaml& c = GetParam();
-  try {
-    parse_native_functions(c.text, "nf.yaml");
-    FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.where().file, "nf.yaml");
-    EXPECT_EQ(e.where().line, c.line) << e.message();
-    EXPECT_EQ(e.where().column, c.column) << e.message();
-    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.message();
-  }
+  testing::expect_diagnostic(GetParam(), "nf.yaml",
+                             [](const std::string& text) { parse_native_functions(text, "nf.yaml"); });
 }
 
 INSTANTIATE_TEST_SUITE_P(
     , NativeFunctionsErrors,
     ::testing::Values(
-        BadYaml{"InvalidYaml", "- func: a() -> Tensor\n  dispatch: [CPU\n", 3, 1, "invalid YAML"},
-        BadYaml{"NotAList", "func: a() -> Tensor\n", 1, 1, "expected a list of operator declarations"},
-        BadYaml{"MissingFunc", "- dispatch:\n    CPU: x\n", 1, 3, "without 'func:'"},
-        BadYaml{"BadSchema", "- func: not a schema\n", 1, 9, "must read 'name(arguments) -> returns'"},
-        BadYaml{"DispatchNotAMap", "- func: a() -> Tensor\n  dispatch: CPU\n", 2, 13, "'dispatch' must map"},
-        BadYaml{"KernelNotAString", "- func: a() -> Tensor\n  dispatch:\n    CPU: [x]\n", 3, 10,
-                "'dispatch' must be a string"},
-        BadYaml{"BadBoolean", "- func: a() -> Tensor\n  structured: maybe\n", 2, 15, "must be True or False"},
-        BadYaml{"Duplicate", "- func: a() -> Tensor\n- func: a() -> Tensor\n", 2, 9,
-                "declared twice (first at line 1)"},
-        BadYaml{"UnknownDelegate", "- func: a() -> Tensor\n  structured_delegate: b.out\n", 1, 9,
-                "unknown operator 'b.out'"},
-        BadYaml{"EntryNotAMap", "- 42\n", 1, 3, "expected an operator declaration"}),
-    [](const ::testing::TestParamInfo<BadYaml>& info) { return std::string(info.param.name); });
+        BadInput{"InvalidYaml", "- func: a() -> Tensor\n  dispatch: [CPU\n", 3, 1, "invalid YAML"},
+        BadInput{"NotAList", "func: a() -> Tensor\n", 1, 1, "expected a list of operator declarations"},
+        BadInput{"MissingFunc", "- dispatch:\n    CPU: x\n", 1, 3, "without 'func:'"},
+        BadInput{"BadSchema", "- func: not a schema\n", 1, 9, "must read 'name(arguments) -> returns'"},
+        BadInput{"DispatchNotAMap", "- func: a() -> Tensor\n  dispatch: CPU\n", 2, 13, "'dispatch' must map"},
+        BadInput{"KernelNotAString", "- func: a() -> Tensor\n  dispatch:\n    CPU: [x]\n", 3, 10,
+                 "'dispatch' must be a string"},
+        BadInput{"BadBoolean", "- func: a() -> Tensor\n  structured: maybe\n", 2, 15, "must be True or False"},
+        BadInput{"Duplicate", "- func: a() -> Tensor\n- func: a() -> Tensor\n", 2, 9,
+                 "declared twice (first at line 1)"},
+        BadInput{"UnknownDelegate", "- func: a() -> Tensor\n  structured_delegate: b.out\n", 1, 9,
+                 "unknown operator 'b.out'"},
+        BadInput{"EntryNotAMap", "- 42\n", 1, 3, "expected an operator declaration"}),
+    testing::bad_input_name);
 
 TEST(NativeFunctions, ReadsTheShippedReleases) {
   for (const char* release : {"data/pytorch-1.13.1", "data/pytorch-2.11.0"}) {

@@ -1,6 +1,8 @@
 // Test helpers: spawning the binary with posix_spawn and reading its output from temporary files.
 #include "test_support.h"
 
+#include "common/diagnostics.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -75,6 +77,23 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
   const std::string path = path_ + "/" + name;
   std::ofstream(path, std::ios::binary) << content;
   return path;
+}
+
+void expect_diagnostic(const BadInput& c, const std::string& file,
+                       const std::function<void(const std::string& text)>& parse) {
+  try {
+    parse(c.text);
+    ADD_FAILURE() << c.name << ": expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().file, file) << c.name;
+    EXPECT_EQ(e.where().line, c.line) << c.name << ": " << e.message();
+    EXPECT_EQ(e.where().column, c.column) << c.name << ": " << e.message();
+    EXPECT_NE(e.message().find(c.message), std::string::npos) << c.name << ": " << e.message();
+  }
+}
+
+std::string bad_input_name(const ::testing::TestParamInfo<BadInput>& info) {
+  return info.param.name;
 }
 
 }  // namespace mps_audit::testing

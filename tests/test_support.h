@@ -1,6 +1,9 @@
 // Helpers shared by the tests: paths of the project's data, running the real binary, temporary folders.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,5 +34,19 @@ class TempDir {
 };
 
 std::string slurp(const std::string& path);
+
+// A bad input and the one diagnostic it must give: where (1-based) and a part of the message.
+struct BadInput {
+  const char* name;  // the test's name
+  const char* text;
+  int line, column;
+  const char* message;
+};
+
+// Runs `parse` on the case's text and checks that it throws a UserError at the case's file:line:col with the
+// message in it.
+void expect_diagnostic(const BadInput& c, const std::string& file,
+                       const std::function<void(const std::string& text)>& parse);
+std::string bad_input_name(const ::testing::TestParamInfo<BadInput>& info);
 
 }  // namespace mps_audit::testing
