@@ -57,8 +57,16 @@ Comparison compare_tensors(const at::Tensor& e, const at::Tensor& a, CompareMode
     return c;
   }
   if (mode == CompareMode::kShape || e.numel() == 0 || e.is_meta() || a.is_meta()) return c;
-  at::Tensor ee = e.resolve_conj().resolve_neg().contiguous().reshape({-1});
-  at::Tensor aa = a.resolve_conj().resolve_neg().contiguous().reshape({-1});
+  if (e.layout() != a.layout()) {
+    c.equal = false;
+    c.message = a.layout() == c10::kStrided ? "a dense tensor, the CPU gave a sparse one"
+                                            : "a sparse tensor, the CPU gave another layout";
+    return c;
+  }
+  // Sparse results are compared by their dense values.
+  const auto dense = [](const at::Tensor& t) { return t.layout() == c10::kStrided ? t : t.to_dense(); };
+  at::Tensor ee = dense(e).resolve_conj().resolve_neg().contiguous().reshape({-1});
+  at::Tensor aa = dense(a).resolve_conj().resolve_neg().contiguous().reshape({-1});
   if (mode == CompareMode::kSorted && !e.is_complex() && e.scalar_type() != c10::ScalarType::Bool) {
     ee = std::get<0>(ee.sort());
     aa = std::get<0>(aa.sort());

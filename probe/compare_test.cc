@@ -66,6 +66,14 @@ TEST(Compare, DtypeAndShapeComeFirst) {
   EXPECT_TRUE(compare_outputs(e, floats({7, 9}), CompareMode::kShape).equal);  // shape mode ignores values
 }
 
+TEST(Compare, SparseResultsByTheirDenseValues) {
+  const at::Tensor e = floats({0, 1, 0, 2}).reshape({2, 2});
+  EXPECT_TRUE(compare_outputs(e.to_sparse(), e.to_sparse(), CompareMode::kValues).equal);
+  EXPECT_FALSE(
+      compare_outputs(e.to_sparse(), floats({0, 1, 0, 3}).reshape({2, 2}).to_sparse(), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(e.to_sparse(), e, CompareMode::kValues).equal);  // layouts differ
+}
+
 TEST(Compare, SortedModeIgnoresOrder) {
   EXPECT_TRUE(compare_outputs(floats({3, 1, 2}), floats({1, 2, 3}), CompareMode::kSorted).equal);
   EXPECT_FALSE(compare_outputs(floats({3, 1, 2}), floats({1, 2, 3}), CompareMode::kValues).equal);

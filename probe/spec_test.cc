@@ -144,6 +144,5 @@ TEST(Spec, TheDefaultSpecNamesOnlyOperatorsOfEveryShippedRelease) {
   }
 }
 
-
 }  // namespace
 }  // namespace mps_audit
