@@ -56,7 +56,6 @@ extern char** environ;
 namespace mps_audit {
 namespace {
 
-const std::vector<std::string> kTargets = {"auto", "mps", "mps-emu", "cuda", "cpu", "meta"};
 const std::vector<std::string> kFormats = {"json", "md"};
 
 std::string os_description() {
@@ -87,9 +86,11 @@ std::vector<std::string> aten_ops() {
 
 // The target a request means; `why` says how `auto` chose, for the log.
 std::string resolve_target(const std::string& requested, std::string& why) {
-  if (std::find(kTargets.begin(), kTargets.end(), requested) == kTargets.end()) {
-    throw UserError(fmt::format("unknown target '{}', expected one of {}{}", requested, fmt::join(kTargets, ", "),
-                                did_you_mean(requested, kTargets)));
+  std::vector<std::string> targets = {"auto"};
+  targets.insert(targets.end(), probe_target_names().begin(), probe_target_names().end());
+  if (std::find(targets.begin(), targets.end(), requested) == targets.end()) {
+    throw UserError(fmt::format("unknown target '{}', expected one of {}{}", requested, fmt::join(targets, ", "),
+                                did_you_mean(requested, targets)));
   }
   const TorchInfo torch = linked_torch_info();
   if (requested == "auto") {

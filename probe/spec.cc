@@ -203,12 +203,12 @@ class Reader {
     k.reason = scalar(e["reason"], "reason");
     if (e["dtypes"]) k.dtypes = dtype_list(e["dtypes"]);
     if (e["targets"]) {
-      static const std::vector<std::string> kTargets = {"mps", "mps-emu", "cuda", "cpu", "meta"};
+      const std::vector<std::string>& targets = probe_target_names();
       if (!e["targets"].IsSequence()) fail(e["targets"], "targets must be a list");
       for (const auto& t : e["targets"]) {
         const std::string target = scalar(t, "target");
-        if (std::find(kTargets.begin(), kTargets.end(), target) == kTargets.end()) {
-          fail(t, fmt::format("unknown target '{}'{}", target, did_you_mean(target, kTargets)));
+        if (std::find(targets.begin(), targets.end(), target) == targets.end()) {
+          fail(t, fmt::format("unknown target '{}'{}", target, did_you_mean(target, targets)));
         }
         k.targets.push_back(target);
       }
@@ -326,6 +326,11 @@ class Reader {
 };
 
 }  // namespace
+
+const std::vector<std::string>& probe_target_names() {
+  static const std::vector<std::string> names = {"mps", "mps-emu", "cuda", "cpu", "meta"};
+  return names;
+}
 
 int compare_versions(const std::string& a, const std::string& b) {
   std::istringstream sa(a), sb(b);
