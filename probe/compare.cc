@@ -1,10 +1,12 @@
 // Output comparison, on the CPU in float64 (or exactly for integers and booleans).
 #include "probe/compare.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <ATen/ScalarOps.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/gather.h>
 #include <ATen/ops/view_as_real.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -119,6 +121,44 @@ Comparison compare_tensors(const at::Tensor& e, const at::Tensor& a, CompareMode
   return c;
 }
 
+// Indices are right when they are in range and select the values the CPU's indices select.
+Comparison compare_indices(const at::Tensor& e, const at::Tensor& a, const IndexSource& source, const Tolerance* tol) {
+  Comparison c = compare_tensors(e, a, CompareMode::kShape, nullptr);
+  if (!c.equal || !e.defined() || e.numel() == 0) return c;
+  if (!c10::isIntegralType(e.scalar_type(), /*includeBool=*/false))
+    return compare_tensors(e, a, CompareMode::kValues, tol);
+  at::Tensor input = source.input;
+  at::Tensor ei = e.to(c10::ScalarType::Long), ai = a.to(c10::ScalarType::Long);
+  int64_t dim = source.dim.value_or(0);
+  if (!source.dim || input.dim() == 0) {
+    input = input.reshape({-1});
+    ei = ei.reshape({-1});
+    ai = ai.reshape({-1});
+    dim = 0;
+  }
+  if (dim < 0) dim += input.dim();
+  if (dim < 0 || dim >= input.dim() || ei.dim() > input.dim()) {
+    return compare_tensors(e, a, CompareMode::kValues, nullptr);  // not indices into this input: plain values
+  }
+  if (ei.dim() < input.dim()) {  // a reduced dimension (keepdim=False)
+    ei = ei.unsqueeze(dim);
+    ai = ai.unsqueeze(dim);
+  }
+  const int64_t size = input.size(dim);
+  const at::Tensor out_of_range = ai.lt(0).logical_or(ai.ge(size));
+  c.mismatches = out_of_range.sum().item<int64_t>();
+  if (c.mismatches > 0) {
+    c.equal = false;
+    c.first_mismatch = index_of(a, out_of_range.reshape({-1}).to(c10::ScalarType::Byte).argmax().item<int64_t>());
+    c.message = fmt::format("{} of {} indices are outside [0, {}); first at {}", c.mismatches, a.numel(), size,
+                            c.first_mismatch);
+    return c;
+  }
+  c = compare_tensors(input.gather(dim, ei), input.gather(dim, ai), CompareMode::kValues, tol);
+  if (!c.equal) c.message = "indices select different values: " + c.message;
+  return c;
+}
+
 }  // namespace
 
 Tolerance default_tolerance(c10::ScalarType type) {
@@ -134,8 +174,32 @@ Tolerance default_tolerance(c10::ScalarType type) {
 }
 
 Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actual, CompareMode mode,
-                           const Tolerance* tolerance_override) {
+                           const Tolerance* tolerance_override, const IndexSource* indices) {
   Comparison c;
+  if (mode == CompareMode::kIndicesByValues && indices && indices->input.defined()) {
+    const auto is_index = [&](size_t i) {
+      const auto& io = indices->index_outputs;
+      return std::find(io.begin(), io.end(), i) != io.end();
+    };
+    if (expected.isTensor() && actual.isTensor() && is_index(0)) {
+      return compare_indices(expected.toTensor(), actual.toTensor(), *indices, tolerance_override);
+    }
+    if (expected.isTuple() && actual.isTuple()) {
+      const auto& ev = expected.toTupleRef().elements();
+      const auto& av = actual.toTupleRef().elements();
+      if (ev.size() == av.size()) {
+        for (size_t i = 0; i < ev.size(); ++i) {
+          merge(c,
+                is_index(i) && ev[i].isTensor() && av[i].isTensor()
+                    ? compare_indices(ev[i].toTensor(), av[i].toTensor(), *indices, tolerance_override)
+                    : compare_outputs(ev[i], av[i], CompareMode::kValues, tolerance_override),
+                fmt::format("output {}", i));
+        }
+        return c;
+      }
+    }
+    mode = CompareMode::kValues;
+  }
   if (expected.isTensor() && actual.isTensor()) {
     return compare_tensors(expected.toTensor(), actual.toTensor(), mode, tolerance_override);
   }

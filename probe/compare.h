@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <ATen/core/ivalue.h>
 
@@ -17,9 +19,17 @@ struct Tolerance {
 Tolerance default_tolerance(c10::ScalarType type);
 
 enum class CompareMode {
-  kValues,  // element by element
-  kShape,   // dtype and shape only: random and uninitialised outputs
-  kSorted,  // values after sorting each output: ties and unordered results
+  kValues,           // element by element
+  kShape,            // dtype and shape only: random and uninitialised outputs
+  kSorted,           // values after sorting each output: ties and unordered results
+  kIndicesByValues,  // index outputs by the input values they point at: sort, topk, max.dim, argmax with ties
+};
+
+// What index outputs point into, for CompareMode::kIndicesByValues. Without it the mode compares values.
+struct IndexSource {
+  at::Tensor input;                   // the operator's input, on the CPU
+  std::optional<int64_t> dim;         // the dimension indexed; none: the flattened input (argmax without dim)
+  std::vector<size_t> index_outputs;  // which outputs (top-level positions) are indices
 };
 
 struct Comparison {
@@ -31,7 +41,9 @@ struct Comparison {
 };
 
 // `actual` must already be on the CPU. Tuples, lists, scalars and None are compared element by element.
+// Index outputs (with kIndicesByValues and a source) are equal when they are in range and point at input values
+// equal to those the CPU's indices point at: ties may pick different positions.
 Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actual, CompareMode mode,
-                           const Tolerance* tolerance_override = nullptr);
+                           const Tolerance* tolerance_override = nullptr, const IndexSource* indices = nullptr);
 
 }  // namespace mps_audit

@@ -96,5 +96,49 @@ TEST(Compare, ScalarsAndNone) {
   EXPECT_FALSE(compare_outputs(c10::IValue(), floats({1}), CompareMode::kValues).equal);
 }
 
+TEST(Compare, IndicesByValuesAcceptsAnyPositionOfATie) {
+  // sort([1, 1, 2]): the CPU says indices [0, 1, 2]; [1, 0, 2] selects the same values.
+  IndexSource source{floats({1, 1, 2}), 0, {1}};
+  const c10::IValue e = c10::ivalue::Tuple::create({floats({1, 1, 2}), at::tensor(std::vector<int64_t>{0, 1, 2})});
+  const c10::IValue a = c10::ivalue::Tuple::create({floats({1, 1, 2}), at::tensor(std::vector<int64_t>{1, 0, 2})});
+  EXPECT_TRUE(compare_outputs(e, a, CompareMode::kIndicesByValues, nullptr, &source).equal);
+  EXPECT_FALSE(compare_outputs(e, a, CompareMode::kValues).equal);
+  // Without a source the mode compares values.
+  EXPECT_FALSE(compare_outputs(e, a, CompareMode::kIndicesByValues).equal);
+}
+
+TEST(Compare, IndicesByValuesRejectsIndicesOfOtherValues) {
+  IndexSource source{floats({1, 1, 2}), 0, {1}};
+  const c10::IValue e = c10::ivalue::Tuple::create({floats({1, 1, 2}), at::tensor(std::vector<int64_t>{0, 1, 2})});
+  const c10::IValue wrong = c10::ivalue::Tuple::create({floats({1, 1, 2}), at::tensor(std::vector<int64_t>{0, 2, 1})});
+  const Comparison c = compare_outputs(e, wrong, CompareMode::kIndicesByValues, nullptr, &source);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.message.rfind("output 1: indices select different values", 0), 0u) << c.message;
+  EXPECT_EQ(c.first_mismatch, "[1]");
+  const c10::IValue outside =
+      c10::ivalue::Tuple::create({floats({1, 1, 2}), at::tensor(std::vector<int64_t>{0, 1, 3})});
+  const Comparison o = compare_outputs(e, outside, CompareMode::kIndicesByValues, nullptr, &source);
+  EXPECT_EQ(o.message, "output 1: 1 of 3 indices are outside [0, 3); first at [2]");
+  // The values output is still compared element by element.
+  const c10::IValue values = c10::ivalue::Tuple::create({floats({1, 2, 2}), at::tensor(std::vector<int64_t>{0, 1, 2})});
+  EXPECT_FALSE(compare_outputs(e, values, CompareMode::kIndicesByValues, nullptr, &source).equal);
+}
+
+TEST(Compare, IndicesByValuesAlongAReducedDimensionAndFlattened) {
+  // max(dim=1) of [[3, 3], [2, 5]] without keepdim: row 0 ties.
+  const at::Tensor input = floats({3, 3, 2, 5}).reshape({2, 2});
+  IndexSource along{input, 1, {0}};
+  const at::Tensor e = at::tensor(std::vector<int64_t>{0, 1});
+  EXPECT_TRUE(
+      compare_outputs(e, at::tensor(std::vector<int64_t>{1, 1}), CompareMode::kIndicesByValues, nullptr, &along).equal);
+  EXPECT_FALSE(
+      compare_outputs(e, at::tensor(std::vector<int64_t>{0, 0}), CompareMode::kIndicesByValues, nullptr, &along).equal);
+  // argmax without dim indexes the flattened input: positions 0 and 1 hold the same 3.
+  IndexSource flat{floats({3, 3, 2, 1}).reshape({2, 2}), std::nullopt, {0}};
+  const at::Tensor zero = at::tensor(std::vector<int64_t>{0}).reshape({}), one = zero.add(1), two = zero.add(2);
+  EXPECT_TRUE(compare_outputs(zero, one, CompareMode::kIndicesByValues, nullptr, &flat).equal);
+  EXPECT_FALSE(compare_outputs(zero, two, CompareMode::kIndicesByValues, nullptr, &flat).equal);
+}
+
 }  // namespace
 }  // namespace mps_audit

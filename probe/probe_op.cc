@@ -133,7 +133,9 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
       meta ? actual : map_tensors(actual, [](const at::Tensor& t) { return t.defined() ? t.to(c10::kCPU) : t; });
   const CompareMode mode =
       meta ? CompareMode::kShape : (entry && entry->compare ? *entry->compare : CompareMode::kValues);
-  out.comparison = compare_outputs(expected, actual_cpu, mode, spec.tolerance_for(entry, dtype_label));
+  const IndexSource indices =
+      mode == CompareMode::kIndicesByValues ? index_source(op.schema(), inputs.args) : IndexSource{};
+  out.comparison = compare_outputs(expected, actual_cpu, mode, spec.tolerance_for(entry, dtype_label), &indices);
   if (!out.comparison.equal) {
     out.verdict = Verdict::kMismatch;
     out.message = out.comparison.message;
@@ -145,6 +147,31 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
 }
 
 }  // namespace
+
+IndexSource index_source(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
+  IndexSource source;
+  const auto& returns = schema.returns();
+  const bool all = schema.name().rfind("aten::arg", 0) == 0;
+  for (size_t i = 0; i < returns.size(); ++i) {
+    if (all || returns[i].name().find("indices") != std::string::npos) source.index_outputs.push_back(i);
+  }
+  size_t position = returns.size();
+  for (size_t i = 0; i < schema.arguments().size() && i < args.size(); ++i) {
+    const auto& a = schema.arguments()[i];
+    if (!source.input.defined() && args[i].isTensor()) source.input = args[i].toTensor();
+    if (a.name() == "dim" && args[i].isInt()) source.dim = args[i].toInt();
+    if (!a.alias_info() || !a.alias_info()->isWrite()) continue;
+    bool index = all || a.name().find("indices") != std::string::npos;
+    for (size_t r = 0; r < returns.size(); ++r) {
+      if (returns[r].alias_info() && returns[r].alias_info()->beforeSets() == a.alias_info()->beforeSets()) {
+        index = std::find(source.index_outputs.begin(), source.index_outputs.end(), r) != source.index_outputs.end();
+      }
+    }
+    if (index) source.index_outputs.push_back(position);
+    ++position;
+  }
+  return source;
+}
 
 ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op_name,
                      const std::string& dtype_label, const std::function<void()>& before_target) {

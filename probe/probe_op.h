@@ -5,9 +5,13 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
+#include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue.h>
 #include <c10/core/Device.h>
 
+#include "probe/compare.h"
 #include "probe/result.h"
 #include "probe/spec.h"
 
@@ -22,6 +26,11 @@ struct ProbeTarget {
 
 // `before_target` is called after the CPU reference, just before each run on the target, so that a worker can
 // tell its parent which side a crash or hang happened on.
+// For CompareMode::kIndicesByValues: the first tensor argument, the `dim` argument, and which outputs (in the order
+// the prober compares them: returns, then written arguments) are indices: returns named so, the written arguments
+// that alias them (max.dim_max names its indices argument max_values), and every output of an arg* operator.
+IndexSource index_source(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args);
+
 ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op, const std::string& dtype,
                      const std::function<void()>& before_target = {});
 

@@ -499,7 +499,9 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     const emu::EmulatorOptions emu_options{o.emu_release, o.emu_macos};
     env.emulator = emu::activate_mps_emulator(emu_options).label();
   }
-  ProbeTarget target{o.target, device_for(o.target)};
+  ProbeTarget target;
+  target.name = o.target;
+  target.device = device_for(o.target);
   target.torch_version = compat::kTorchVersion;
   if (o.target == "mps-emu") target.macos_major = o.emu_macos;
   if (o.target == "mps") target.macos_major = macos_major_version();

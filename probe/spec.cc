@@ -248,9 +248,11 @@ class Reader {
         o.compare = CompareMode::kShape;
       else if (mode == "sorted")
         o.compare = CompareMode::kSorted;
+      else if (mode == "indices_by_values")
+        o.compare = CompareMode::kIndicesByValues;
       else
-        fail(n["compare"],
-             fmt::format("unknown comparison '{}'{}", mode, did_you_mean(mode, {"values", "shape", "sorted"})));
+        fail(n["compare"], fmt::format("unknown comparison '{}'{}", mode,
+                                       did_you_mean(mode, {"values", "shape", "sorted", "indices_by_values"})));
     }
     if (n["tolerance"]) o.tolerance = tolerance(n["tolerance"]);
     if (const YAML::Node k = n["skip"]) {
