@@ -34,6 +34,8 @@
 #include <unordered_set>
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/NamedTensorUtils.h>
+#include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
@@ -103,6 +105,12 @@ std::string op_name(const c10::OperatorHandle& op) {
   return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
 }
 
+// Dimension names travel between an MPS tensor and its CPU counterpart, as the real kernels' name inference
+// would give them.
+void copy_names(const at::Tensor& from, const at::Tensor& to) {
+  if (from.has_names()) at::internal_set_names_inplace(to, from.names());
+}
+
 // A CPU tensor over the same memory as an MPS tensor, with the same layout. Its storage cannot be resized.
 at::Tensor cpu_view(const at::Tensor& t) {
   const c10::Storage& src = t.storage();
@@ -114,7 +122,9 @@ at::Tensor cpu_view(const at::Tensor& t) {
   impl->set_storage_offset(t.storage_offset());
   impl->_set_conj(t.is_conj());  // lazy conjugation and negation travel with the view
   impl->_set_neg(t.is_neg());
-  return at::Tensor(std::move(impl));
+  at::Tensor view(std::move(impl));
+  copy_names(t, view);  // so that the CPU kernel's name inference sees them
+  return view;
 }
 
 at::Tensor host_view(const at::Tensor& t) {
@@ -130,7 +140,11 @@ at::Tensor empty_mps_strided(c10::IntArrayRef sizes, c10::IntArrayRef strides, c
 // A new MPS tensor holding a CPU result.
 at::Tensor to_mps(const at::Tensor& cpu) {
   at::Tensor out = empty_mps_strided(cpu.sizes(), cpu.strides(), cpu.scalar_type());
-  cpu_view(out).copy_(cpu);
+  {
+    at::NoNamesGuard no_names;
+    cpu_view(out).copy_(cpu);
+  }
+  copy_names(cpu, out);
   return out;
 }
 
@@ -189,6 +203,7 @@ c10::IValue to_cpu_argument(const c10::IValue& v, bool written, std::vector<Writ
     }
     at::Tensor copy(at::detail::empty_strided_cpu(t.sizes(), t.strides(), t.scalar_type()));
     copy.copy_(cpu_view(t));
+    copy_names(t, copy);
     writes.push_back({t, copy});
     return copy;
   };
@@ -289,7 +304,11 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   redispatch_to_cpu(op, stack, first);
   for (const auto& w : writes) {
     if (w.mps.sizes() != w.cpu.sizes()) w.mps.resize_(w.cpu.sizes());
-    cpu_view(w.mps).copy_(w.cpu);
+    {
+      at::NoNamesGuard no_names;
+      cpu_view(w.mps).copy_(w.cpu);
+    }
+    copy_names(w.cpu, w.mps);
   }
   const size_t num_returns = schema.returns().size();
   const size_t first_return = stack->size() - num_returns;
@@ -412,15 +431,21 @@ void copy_from_and_resize_kernel(const c10::OperatorHandle& op, torch::jit::Stac
   torch::jit::push(*stack, dst);
 }
 
-// copy_(Tensor(a!) self, Tensor src, bool non_blocking) -> Tensor(a!); either side may be the CPU one.
+// copy_(Tensor(a!) self, Tensor src, bool non_blocking) -> Tensor(a!); either side may be the CPU one. Dimension
+// names propagate as in the composite copy_ this kernel stands in for (native/Copy.cpp).
 void copy_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   auto args = torch::jit::pop(*stack, op.schema().arguments().size());
   const at::Tensor self = args[0].toTensor(), src = args[1].toTensor();
-  if (src._is_zerotensor()) {  // a ZeroTensor has no memory to view: it reads as zeros
-    host_view(self).zero_();
-  } else {
-    host_view(self).copy_(host_view(src));
+  const auto names = at::namedinference::compute_broadcast_outnames(self, src);
+  {
+    at::NoNamesGuard no_names;
+    if (src._is_zerotensor()) {  // a ZeroTensor has no memory to view: it reads as zeros
+      host_view(self).zero_();
+    } else {
+      host_view(self).copy_(host_view(src));
+    }
   }
+  at::namedinference::propagate_names_if_nonempty(self, names);
   torch::jit::push(*stack, self);
 }
 
