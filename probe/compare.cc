@@ -39,14 +39,33 @@ void merge(Comparison& into, Comparison&& part, const std::string& where) {
   }
 }
 
-Comparison compare_tensors(const at::Tensor& e, const at::Tensor& a, CompareMode mode, const Tolerance* tol) {
+std::string names_of(const at::Tensor& t) {
+  if (!t.has_names()) return "none";
+  std::string out;
+  for (const auto& n : t.names()) out += std::string(out.empty() ? "" : ", ") + n.symbol().toUnqualString();
+  return "(" + out + ")";
+}
+
+// Named tensors: the names must agree; the values are compared without them.
+at::Tensor unnamed(const at::Tensor& t) {
+  return t.has_names() ? t.rename(c10::nullopt) : t;
+}
+
+Comparison compare_tensors(const at::Tensor& named_e, const at::Tensor& named_a, CompareMode mode,
+                           const Tolerance* tol) {
   Comparison c;
-  if (e.defined() != a.defined()) {
+  if (named_e.defined() != named_a.defined()) {
     c.equal = false;
-    c.message = e.defined() ? "undefined tensor, expected one" : "tensor, expected an undefined one";
+    c.message = named_e.defined() ? "undefined tensor, expected one" : "tensor, expected an undefined one";
     return c;
   }
-  if (!e.defined()) return c;
+  if (!named_e.defined()) return c;
+  if (names_of(named_e) != names_of(named_a)) {
+    c.equal = false;
+    c.message = fmt::format("dimension names {} differ from the CPU's {}", names_of(named_a), names_of(named_e));
+    return c;
+  }
+  const at::Tensor e = unnamed(named_e), a = unnamed(named_a);
   if (e.scalar_type() != a.scalar_type()) {
     c.equal = false;
     c.message =
@@ -127,8 +146,8 @@ Comparison compare_indices(const at::Tensor& e, const at::Tensor& a, const Index
   if (!c.equal || !e.defined() || e.numel() == 0) return c;
   if (!c10::isIntegralType(e.scalar_type(), /*includeBool=*/false))
     return compare_tensors(e, a, CompareMode::kValues, tol);
-  at::Tensor input = source.input;
-  at::Tensor ei = e.to(c10::ScalarType::Long), ai = a.to(c10::ScalarType::Long);
+  at::Tensor input = unnamed(source.input);
+  at::Tensor ei = unnamed(e).to(c10::ScalarType::Long), ai = unnamed(a).to(c10::ScalarType::Long);
   int64_t dim = source.dim.value_or(0);
   if (!source.dim || input.dim() == 0) {
     input = input.reshape({-1});

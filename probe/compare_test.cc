@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/tensor.h>
@@ -94,6 +95,16 @@ TEST(Compare, ScalarsAndNone) {
   EXPECT_FALSE(compare_outputs(c10::IValue(int64_t{2}), c10::IValue(int64_t{3}), CompareMode::kValues).equal);
   EXPECT_TRUE(compare_outputs(c10::IValue(), c10::IValue(), CompareMode::kValues).equal);
   EXPECT_FALSE(compare_outputs(c10::IValue(), floats({1}), CompareMode::kValues).equal);
+}
+
+TEST(Compare, DimensionNamesMustAgree) {
+  const at::Tensor e = floats({1, 2, 3, 4}).reshape({2, 2});
+  const at::Tensor named = e.clone(), other = e.clone();
+  at::internal_set_names_inplace(
+      named, std::vector<at::Dimname>{at::Dimname::fromSymbol(at::Symbol::dimname("a")), at::Dimname::wildcard()});
+  EXPECT_TRUE(compare_outputs(named, named.clone(), CompareMode::kValues).equal);
+  EXPECT_EQ(compare_outputs(named, other, CompareMode::kValues).message,
+            "dimension names none differ from the CPU's (a, *)");
 }
 
 TEST(Compare, IndicesByValuesAcceptsAnyPositionOfATie) {

@@ -2,10 +2,14 @@
 #include "probe/inputs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <optional>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/randint.h>
@@ -14,6 +18,7 @@
 #include <ATen/ops/view_as_complex.h>
 #include <fmt/format.h>
 
+#include "common/ivalue_tensors.h"
 #include "probe/dtypes.h"
 
 namespace mps_audit {
@@ -93,8 +98,58 @@ class Maker {
   at::Generator gen_;
 };
 
-std::vector<int64_t> int_list_for(const std::string& name, const std::vector<int64_t>& shape) {
-  if (name == "size" || name == "sizes" || name == "shape") return shape;
+// What an operator's name says about its arguments.
+struct OpTraits {
+  std::string base;      // "upsample_nearest2d_backward"
+  std::string overload;  // "vec"
+  int spatial = 0;       // N of an N-d operator (conv2d, max_pool3d, reflection_pad1d, grid_sampler_2d), else 0
+  bool pad = false;      // a padding operator: two padding entries per spatial dimension
+  bool named = false;    // a Dimname overload: the input gets dimension names d0, d1, ...
+};
+
+OpTraits traits_of(const c10::FunctionSchema& schema) {
+  OpTraits t;
+  const std::string& name = schema.name();
+  t.base = name.substr(name.find("::") + 2);
+  t.overload = schema.overload_name();
+  for (size_t i = 1; i + 1 < t.base.size(); ++i) {
+    const char c = t.base[i];
+    if (c >= '1' && c <= '3' && t.base[i + 1] == 'd' && (i + 2 == t.base.size() || t.base[i + 2] == '_') &&
+        !std::isdigit(static_cast<unsigned char>(t.base[i - 1]))) {
+      t.spatial = c - '0';
+      break;
+    }
+  }
+  t.pad = t.base.find("pad") != std::string::npos && t.base.find("pool") == std::string::npos;
+  std::string overload = t.overload;
+  std::transform(overload.begin(), overload.end(), overload.begin(), [](unsigned char c) { return std::tolower(c); });
+  t.named = overload.find("name") != std::string::npos || t.base == "rename" || t.base == "rename_" ||
+            t.base == "refine_names" || t.base == "align_to";
+  return t;
+}
+
+std::vector<int64_t> repeat(int n, int64_t v) {
+  return std::vector<int64_t>(static_cast<size_t>(n), v);
+}
+
+// The shape of an N-d operator's input: a batch of 2 with 3 channels, 6 along each spatial dimension.
+std::vector<int64_t> spatial_shape(int n) {
+  std::vector<int64_t> shape = {2, 3};
+  for (int i = 0; i < n; ++i) shape.push_back(6);
+  return shape;
+}
+
+std::vector<int64_t> int_list_for(const std::string& name, const std::vector<int64_t>& shape, const OpTraits& op,
+                                  bool spatial) {
+  if (name == "size" || name == "sizes" || name == "shape" || name == "input_size") return shape;
+  if (spatial) {
+    const int n = op.spatial;
+    if (name == "kernel_size") return repeat(n, 2);
+    if (name == "stride" || name == "dilation") return repeat(n, 1);
+    if (name == "padding") return op.pad ? repeat(2 * n, 1) : repeat(n, 0);
+    if (name == "output_padding") return repeat(n, 0);
+    if (name == "output_size") return repeat(n, 2);
+  }
   if (name == "dim" || name == "dims") return {1};
   if (name == "kernel_size" || name == "output_size") return {2, 2};
   if (name == "stride" || name == "dilation") return {1, 1};
@@ -103,13 +158,68 @@ std::vector<int64_t> int_list_for(const std::string& name, const std::vector<int
   return {1};
 }
 
+// A value for a string argument, by its name; nullopt: none is known.
+std::optional<std::string> string_for(const std::string& name, const OpTraits& op) {
+  if (name == "reduce") {
+    if (op.base.find("segment") != std::string::npos) return "sum";
+    return op.base.rfind("scatter", 0) == 0 && op.base.find("scatter_reduce") == std::string::npos ? "add" : "amax";
+  }
+  if (name == "norm") return "backward";           // fft_*
+  if (name == "interpolation") return "linear";    // quantile
+  if (name == "p" || name == "ord") return "fro";  // linalg_cond, linalg_norm
+  if (name == "padding") return "same";            // conv*.padding, _convolution_mode
+  if (name == "equation") return "ij,ij->i";       // einsum of two inputs of one shape
+  if (name == "indexing") return "ij";             // meshgrid
+  if (name == "pad_mode") return "reflect";        // stft
+  if (name == "api_name") return "linalg.probe";   // _linalg_check_errors
+  if (name == "rounding_mode") return "trunc";     // div.Tensor_mode
+  return std::nullopt;
+}
+
+// Dimension names for Dimname overloads: the input's dimensions are d0, d1, ... A Dimname travels in an IValue as
+// a string with its symbol namespace.
+std::string dimname(int64_t i) {
+  return fmt::format("dimname::d{}", i);
+}
+
+std::optional<c10::IValue> dimname_for(const std::string& name, const std::string& type, const OpTraits& op,
+                                       const c10::FunctionSchema& schema, int64_t rank) {
+  const auto d = [&](int64_t i) { return dimname(std::min(i, std::max<int64_t>(rank - 1, 0))); };
+  if (type == "str[]") {
+    if (name == "names" && op.base == "unflatten") {
+      return c10::IValue(std::vector<std::string>{"dimname::u0", "dimname::u1"});
+    }
+    if (name == "names" || name == "order") {  // refine_names, rename, align_to: every dimension
+      std::vector<std::string> all;
+      for (int64_t i = 0; i < rank; ++i) all.push_back(d(i));
+      return c10::IValue(all);
+    }
+    return c10::IValue(std::vector<std::string>{d(1)});
+  }
+  bool has_dim2 = false;
+  for (const auto& a : schema.arguments()) has_dim2 = has_dim2 || a.name() == "dim2";
+  if (name == "dim0" || name == "start_dim" || (name == "dim1" && has_dim2)) return c10::IValue(d(0));
+  if (name == "dim" || name == "dim1" || name == "dim2" || name == "end_dim") return c10::IValue(d(1));
+  if (name == "out_dim" || name == "outdim") return c10::IValue(std::string("dimname::merged"));
+  return std::nullopt;
+}
+
+void name_dimensions(const c10::IValue& v) {
+  map_tensors(v, [](const at::Tensor& t) {
+    if (!t.defined() || t.dim() == 0) return t;
+    std::vector<at::Dimname> names;
+    for (int64_t i = 0; i < t.dim(); ++i)
+      names.push_back(at::Dimname::fromSymbol(at::Symbol::fromQualString(dimname(i))));
+    at::internal_set_names_inplace(t, std::move(names), /*validate_names=*/true);
+    return t;
+  });
+}
+
 bool is_write(const c10::Argument& a) {
   return a.alias_info() && a.alias_info()->isWrite();
 }
 
-}  // namespace
-
-const std::vector<Synthesis>& synthesis_variants() {
+const std::vector<Synthesis>& plain_variants() {
   static const std::vector<Synthesis> variants = {
       {"default", {}, false},           {"default+optionals", {}, true},           {"4x4", {4, 4}, false},
       {"2x3x4x4", {2, 3, 4, 4}, false}, {"2x3x4x4+optionals", {2, 3, 4, 4}, true}, {"4", {4}, false},
@@ -118,17 +228,107 @@ const std::vector<Synthesis>& synthesis_variants() {
   return variants;
 }
 
+// The forward operator of a backward one: upsample_nearest2d_backward.grad_input -> upsample_nearest2d.
+std::optional<c10::OperatorHandle> forward_of(const c10::FunctionSchema& schema) {
+  const OpTraits op = traits_of(schema);
+  const size_t at = op.base.rfind("_backward");
+  if (at == std::string::npos || at == 0) return std::nullopt;
+  const std::string name = "aten::" + op.base.substr(0, at);
+  std::string overload = op.overload;
+  if (overload.size() > 4 && overload.compare(overload.size() - 4, 4, "_out") == 0)
+    overload.resize(overload.size() - 4);
+  for (const std::string& candidate : {overload, std::string()}) {
+    if (auto handle = c10::Dispatcher::singleton().findOp({name, candidate}); handle && handle->hasSchema()) {
+      return *handle;
+    }
+  }
+  return std::nullopt;
+}
+
+// Arguments of a backward operator taken from a run of its forward on the CPU: the forward's own arguments by name,
+// the incoming gradient shaped like the forward's first output, input_size from its input, indices and output from
+// its outputs. Empty when the forward rejects its inputs.
+std::map<std::string, c10::IValue> from_forward(const c10::OperatorHandle& forward, c10::ScalarType dtype,
+                                                const Spec& spec, const std::string& seed_key, const Synthesis& how) {
+  std::map<std::string, c10::IValue> given;
+  Synthesis plain = how;
+  plain.from_forward = false;
+  const SampleInputs in = make_inputs(forward.schema(), dtype, spec, nullptr, seed_key + "/forward", &plain);
+  if (!in.unsupported.empty()) return given;
+  torch::jit::Stack stack = in.args;
+  try {
+    forward.callBoxed(&stack);
+  } catch (const std::exception&) {
+    return given;
+  }
+  const auto& args = forward.schema().arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!is_write(args[i])) given[args[i].name()] = in.args[i];
+  }
+  if (given.count("self") && !given.count("input")) given["input"] = given["self"];
+  if (given.count("input") && !given.count("self")) given["self"] = given["input"];
+  if (auto self = given.find("self"); self != given.end() && self->second.isTensor()) {
+    given["input_size"] = self->second.toTensor().sizes().vec();
+  }
+  const auto& returns = forward.schema().returns();
+  for (size_t i = 0; i < stack.size() && i < returns.size(); ++i) {
+    if (!stack[i].isTensor()) continue;
+    const at::Tensor out = stack[i].toTensor();
+    if (i == 0) {
+      given["output"] = given["result"] = out;
+      Maker maker(dtype, spec, out.sizes().vec(), std::hash<std::string>()(seed_key + "/grad") & 0x7fffffffffffull);
+      for (const char* grad : {"grad_output", "grad", "grad_out"}) given[grad] = maker.default_tensor();
+    }
+    if (!returns[i].name().empty() && !given.count(returns[i].name())) given[returns[i].name()] = out;
+    if (i == 1 && out.scalar_type() == c10::ScalarType::Long && !given.count("indices")) given["indices"] = out;
+  }
+  return given;
+}
+
+}  // namespace
+
+std::vector<Synthesis> synthesis_variants(const c10::FunctionSchema& schema) {
+  std::vector<Synthesis> variants = plain_variants();
+  const OpTraits op = traits_of(schema);
+  if (op.spatial) {
+    variants.push_back({fmt::format("{}-d", op.spatial), spatial_shape(op.spatial), false, true});
+    variants.push_back({fmt::format("{}-d+optionals", op.spatial), spatial_shape(op.spatial), true, true});
+  }
+  if (forward_of(schema)) {  // first: a backward kernel may read garbage from inconsistent inputs
+    std::vector<Synthesis> first;
+    for (Synthesis v : variants) {
+      v.name = "from-forward:" + v.name;
+      v.from_forward = true;
+      first.push_back(v);
+    }
+    variants.insert(variants.begin(), first.begin(), first.end());
+  }
+  return variants;
+}
+
 SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtype, const Spec& spec,
                          const SampleSpec* sample, const std::string& seed_key, const Synthesis* how) {
   SampleInputs in;
+  const OpTraits op = traits_of(schema);
   const bool fill_optionals = !sample && how && how->fill_optionals;
+  const bool spatial = !sample && how && how->spatial && op.spatial;
   in.name = sample ? sample->name : how ? how->name : "default";
   std::vector<int64_t> shape = !sample && how && !how->shape.empty() ? how->shape : spec.shape;
   Maker maker(dtype, spec, shape, std::hash<std::string>()(seed_key + "/" + in.name) & 0x7fffffffffffull);
+  std::map<std::string, c10::IValue> given;
+  if (!sample && how && how->from_forward) {
+    if (auto forward = forward_of(schema)) given = from_forward(*forward, dtype, spec, seed_key + "/" + in.name, *how);
+  }
+  bool has_optional_indices = false, has_output_size = false;
+  for (const auto& arg : schema.arguments()) {
+    has_optional_indices = has_optional_indices || arg.real_type()->str() == "Tensor?[]";
+    has_output_size = has_output_size || arg.name() == "output_size";
+  }
   for (const auto& arg : schema.arguments()) {
     if (sample) {
       if (auto it = sample->args.find(arg.name()); it != sample->args.end()) {
         c10::IValue v = maker.from_spec(it->second);
+        if (op.named && v.isInt() && arg.real_type()->str() == "str") v = dimname(v.toInt());  // dim: 1 -> d1
         if (v.isTensorList() && arg.real_type()->str() == "Tensor?[]") {  // indices of index/index_put
           c10::List<c10::optional<at::Tensor>> optional_list;
           for (const at::Tensor& t : v.toTensorList()) optional_list.push_back(t);
@@ -137,6 +337,10 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
         in.args.push_back(std::move(v));
         continue;
       }
+    }
+    if (auto it = given.find(arg.name()); it != given.end() && !is_write(arg)) {
+      in.args.push_back(map_tensors(it->second, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; }));
+      continue;
     }
     std::string type = arg.real_type()->str();
     const bool optional = !type.empty() && type.back() == '?';
@@ -147,10 +351,19 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       continue;
     }
     const bool fillable = type == "Tensor" || type == "Scalar" || type == "float" || type == "int" ||
-                          type == "SymInt" || type == "int[]" || type == "SymInt[]";
-    if (arg.default_value() && !(type == "Tensor" && !optional) && !(fill_optionals && optional && fillable)) {
+                          type == "SymInt" || (type == "int[]" && arg.name() != "scale_factors") ||
+                          type == "SymInt[]" || (type == "str" && string_for(arg.name(), op));
+    const bool left_out = arg.name() == "scale_factors" && has_output_size;  // upsample: one of the two
+    if (arg.default_value() && !(type == "Tensor" && !optional) &&
+        !(fill_optionals && optional && fillable && !left_out)) {
       in.args.push_back(*arg.default_value());
       continue;
+    }
+    if (op.named && (type == "str" || type == "str[]")) {
+      if (auto v = dimname_for(arg.name(), type, op, schema, static_cast<int64_t>(shape.size()))) {
+        in.args.push_back(*v);
+        continue;
+      }
     }
     if (type == "Tensor" && arg.name().find("mask") != std::string::npos) {
       in.args.push_back(maker.tensor(maker.shape(), c10::ScalarType::Bool, "mask"));
@@ -159,34 +372,68 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       const auto& sh = maker.shape();
       const int64_t smallest = sh.empty() ? 1 : *std::min_element(sh.begin(), sh.end());
       in.args.push_back(maker.tensor(sh, c10::ScalarType::Long, "index", 0, static_cast<double>(smallest)));
-    } else if (type == "Tensor" && arg.name() == "value") {  // fill_.Tensor, masked_fill_.Tensor: 0-dim
-      in.args.push_back(maker.tensor({}, dtype));
+    } else if (type == "Tensor" && (arg.name() == "value" || (arg.name() == "values" && has_optional_indices))) {
+      in.args.push_back(maker.tensor({}, dtype));  // fill_.Tensor, masked_fill_.Tensor, index_put: 0-dim
     } else if (type == "Tensor" && (arg.name() == "p" || arg.name() == "std")) {  // probabilities, deviations
       in.args.push_back(maker.tensor(maker.shape(), dtype, "uniform", 0.1, 0.9));
+    } else if (type == "Tensor" && spatial && arg.name() == "weight") {  // 3 channels in and out, kernel 2
+      std::vector<int64_t> w = {3, 3};
+      for (int i = 0; i < op.spatial; ++i) w.push_back(2);
+      in.args.push_back(maker.tensor(w, dtype));
+    } else if (type == "Tensor" && spatial && arg.name() == "bias") {
+      in.args.push_back(maker.tensor({3}, dtype));
+    } else if (type == "Tensor" && spatial && arg.name() == "grid") {  // sampling positions in [-1, 1]
+      std::vector<int64_t> g = {2};
+      for (int i = 0; i < op.spatial; ++i) g.push_back(4);
+      g.push_back(op.spatial);
+      in.args.push_back(maker.tensor(g, dtype, "uniform", -1, 1));
     } else if (type == "Tensor") {
       in.args.push_back(maker.default_tensor());
-    } else if (optional && !(fill_optionals && fillable)) {
+    } else if (optional && !(fill_optionals && fillable && !left_out)) {
       in.args.push_back(c10::IValue());
     } else if (type == "Tensor[]") {
       in.args.push_back(c10::List<at::Tensor>({maker.default_tensor(), maker.default_tensor()}));
+    } else if (type == "Tensor?[]") {  // index, index_put: one index tensor into the first dimension
+      c10::List<c10::optional<at::Tensor>> indices;
+      indices.push_back(maker.tensor({2}, c10::ScalarType::Long, "index", 0, static_cast<double>(shape.at(0))));
+      in.args.push_back(indices);
     } else if (type == "int" || type == "SymInt") {
       in.args.push_back(int64_t{1});
     } else if (type == "int[]" || type == "SymInt[]") {
-      in.args.push_back(int_list_for(arg.name(), shape));
+      in.args.push_back(int_list_for(arg.name(), shape, op, spatial));
     } else if (type == "float") {
       in.args.push_back(0.5);
     } else if (type == "Scalar") {
       in.args.push_back(c10::isFloatingType(dtype) || c10::isComplexType(dtype) ? c10::IValue(0.5) : c10::IValue(2));
+    } else if (type == "Scalar[]") {  // one per tensor of a Tensor[] (or per dimension: gradient's spacing)
+      c10::impl::GenericList scalars(c10::NumberType::get());
+      for (int i = 0; i < 2; ++i) scalars.push_back(c10::IValue(c10::isFloatingType(dtype) ? 0.5 + i : 2.0 + i));
+      in.args.push_back(scalars);
     } else if (type == "bool") {
       in.args.push_back(false);
     } else if (type == "bool[]") {  // output_mask of backward ops: every gradient
       in.args.push_back(c10::List<bool>({true, true, true}));
     } else if (type == "ScalarType") {
       in.args.push_back(dtype);
+    } else if (auto text = type == "str" ? string_for(arg.name(), op) : std::nullopt) {
+      in.args.push_back(*text);
     } else {
       in.unsupported = fmt::format("cannot synthesize argument '{}' of type {}; give a sample in the spec", arg.name(),
                                    arg.real_type()->str());
       return in;
+    }
+  }
+  if (op.named) {  // the first tensor and the first tensor list get dimension names
+    bool tensor = false, list = false;
+    for (size_t i = 0; i < in.args.size(); ++i) {
+      if (is_write(schema.arguments()[i])) continue;
+      if (in.args[i].isTensor() && !tensor) {
+        tensor = true;
+        name_dimensions(in.args[i]);
+      } else if (in.args[i].isTensorList() && !list) {
+        list = true;
+        name_dimensions(in.args[i]);
+      }
     }
   }
   return in;

@@ -19,13 +19,19 @@ struct SampleInputs {
 
 // Ways to synthesize inputs when the spec gives no sample, tried in order until the CPU accepts them: the spec's
 // default shape, then other ranks (many operators want a square matrix, an image batch, a vector), with optional
-// arguments left out or filled in (clamp needs min or max).
+// arguments left out or filled in (clamp needs min or max); for an N-d operator (conv2d, max_pool3d, upsample_linear1d)
+// a batch of N-d images with kernel, stride, padding and output sizes of N entries; for a backward operator, each of
+// those again with the arguments its forward's run gives it (the incoming gradient shaped like the forward's output,
+// the forward's indices).
 struct Synthesis {
-  std::string name;            // "default", "4x4", "2x3x4x4+optionals", ...
+  std::string name;            // "default", "4x4", "2x3x4x4+optionals", "2-d", "from-forward:2-d", ...
   std::vector<int64_t> shape;  // empty: the spec's default shape
   bool fill_optionals = false;
+  bool spatial = false;       // N-d operator: N-entry size lists, convolution weights and grids to match
+  bool from_forward = false;  // backward operator: arguments from a run of the forward
 };
-const std::vector<Synthesis>& synthesis_variants();
+// The variants for an operator, in the order they are tried; the same for every call with one schema.
+std::vector<Synthesis> synthesis_variants(const c10::FunctionSchema& schema);
 
 // Deterministic: the values depend only on op, dtype and sample name. `how` applies when `sample` is null.
 SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtype, const Spec& spec,

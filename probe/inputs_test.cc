@@ -18,6 +18,17 @@ Spec spec_with(const std::string& text) {
   return parse_spec(text, "s.yaml", {"aten::sin", "aten::einsum", "aten::index_select", "aten::add.Tensor"});
 }
 
+const Synthesis& variant(const c10::FunctionSchema& s, const std::string& name) {
+  static std::vector<Synthesis> kept;
+  for (const auto& v : synthesis_variants(s)) {
+    if (v.name == name) {
+      kept.push_back(v);
+      return kept.back();
+    }
+  }
+  throw std::runtime_error("no variant " + name);
+}
+
 TEST(Inputs, SynthesizesFromTheSchemaAndItsDefaults) {
   const Spec spec = spec_with("");
   const SampleInputs in = make_inputs(schema("aten::add", "Tensor"), at::kHalf, spec, nullptr, "k");
@@ -65,8 +76,48 @@ ops:
 }
 
 TEST(Inputs, SaysWhatItCannotSynthesize) {
-  const SampleInputs in = make_inputs(schema("aten::einsum"), at::kFloat, spec_with(""), nullptr, "k");
-  EXPECT_NE(in.unsupported.find("'equation'"), std::string::npos) << in.unsupported;
+  const SampleInputs in = make_inputs(schema("aten::from_file"), at::kFloat, spec_with(""), nullptr, "k");
+  EXPECT_NE(in.unsupported.find("'filename'"), std::string::npos) << in.unsupported;
+}
+
+TEST(Inputs, NdOperatorsGetImagesAndSizeListsOfTheirRank) {
+  const auto& pool = schema("aten::max_pool3d");
+  const SampleInputs in = make_inputs(pool, at::kFloat, spec_with(""), nullptr, "k", &variant(pool, "3-d"));
+  ASSERT_TRUE(in.unsupported.empty()) << in.unsupported;
+  EXPECT_EQ(in.args[0].toTensor().dim(), 5);       // batch, channels, depth, height, width
+  EXPECT_EQ(in.args[1].toIntVector().size(), 3u);  // kernel_size
+  const auto& pad = schema("aten::reflection_pad1d");
+  const SampleInputs p = make_inputs(pad, at::kFloat, spec_with(""), nullptr, "k", &variant(pad, "1-d"));
+  EXPECT_EQ(p.args[1].toIntVector(), (std::vector<int64_t>{1, 1}));  // two entries per spatial dimension
+  // Operators without an N-d name get no such variant.
+  for (const auto& v : synthesis_variants(schema("aten::sin"))) EXPECT_FALSE(v.spatial) << v.name;
+}
+
+TEST(Inputs, BackwardOperatorsTakeTheirArgumentsFromARunOfTheForward) {
+  const auto& backward = schema("aten::upsample_nearest2d_backward");
+  const SampleInputs in =
+      make_inputs(backward, at::kFloat, spec_with(""), nullptr, "k", &variant(backward, "from-forward:2x3x4x4"));
+  ASSERT_TRUE(in.unsupported.empty()) << in.unsupported;
+  // (grad_output, output_size, input_size, scales_h, scales_w): the gradient has the forward output's shape.
+  EXPECT_EQ(in.args[1].toIntVector(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(in.args[0].toTensor().sizes(), c10::IntArrayRef({2, 3, 2, 2}));
+  EXPECT_EQ(in.args[2].toIntVector(), (std::vector<int64_t>{2, 3, 4, 4}));
+  const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  const ProbeResult r = probe_op(cpu, spec_with(""), "aten::max_pool2d_with_indices_backward", "float32");
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+  EXPECT_EQ(r.sample.rfind("from-forward:", 0), 0u) << r.sample;
+}
+
+TEST(Inputs, StringsListsOfScalarsIndexListsAndDimensionNames) {
+  const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  const Spec spec = spec_with("");
+  for (const char* op : {"aten::einsum", "aten::scatter_reduce.two", "aten::_foreach_add.ScalarList", "aten::index_put",
+                         "aten::sum.dim_DimnameList", "aten::transpose.Dimname"}) {
+    const ProbeResult r = probe_op(cpu, spec, op, "float32");
+    EXPECT_EQ(r.verdict, Verdict::kPass) << op << ": " << r.message;
+  }
+  const SampleInputs named = make_inputs(schema("aten::sum", "dim_DimnameList"), at::kFloat, spec, nullptr, "k");
+  EXPECT_TRUE(named.args[0].toTensor().has_names());
 }
 
 TEST(ProbeOp, CpuSelfCheckPassesAndSkipsSayWhy) {
@@ -77,10 +128,19 @@ TEST(ProbeOp, CpuSelfCheckPassesAndSkipsSayWhy) {
   EXPECT_EQ(add.samples, 1);
   const ProbeResult sin = probe_op(cpu, spec, "aten::sin", "float32");
   EXPECT_EQ(sin.verdict, Verdict::kXpass);  // passes, though the spec expects it to fail on cpu
-  const ProbeResult einsum = probe_op(cpu, spec, "aten::einsum", "float32");
-  EXPECT_EQ(einsum.verdict, Verdict::kSkip);
-  EXPECT_NE(einsum.message.find("cannot synthesize"), std::string::npos);
+  const ProbeResult from_file = probe_op(cpu, spec, "aten::from_file", "float32");
+  EXPECT_EQ(from_file.verdict, Verdict::kSkip);
+  EXPECT_EQ(skip_reason(from_file), "no_inputs") << from_file.message;
   EXPECT_EQ(probe_op(cpu, spec, "aten::no_such_op", "float32").message, "no such operator in this libtorch");
+}
+
+TEST(ProbeOp, AReferenceThatDiffersFromItselfIsNoReference) {
+  // randn compared by value: every CPU run draws other numbers, so a mismatch says nothing about the target.
+  const Spec spec = parse_spec("ops:\n  aten::randn: {compare: values}\n", "s.yaml", {"aten::randn"});
+  const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  const ProbeResult r = probe_op(cpu, spec, "aten::randn", "float32");
+  EXPECT_EQ(r.verdict, Verdict::kSkip);
+  EXPECT_EQ(skip_reason(r), "cpu_unstable") << r.message;
 }
 
 }  // namespace

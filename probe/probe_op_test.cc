@@ -16,8 +16,8 @@ const c10::FunctionSchema& schema_of(const char* name, const char* overload) {
 TEST(IndexSource, ReturnsNamedIndicesAndTheArgumentsThatAliasThem) {
   const at::Tensor x = at::ones({2, 3});
   // max.dim_max(self, dim, keepdim, *, Tensor(a!) max, Tensor(b!) max_values) -> (values, indices)
-  const IndexSource s = index_source(schema_of("aten::max", "dim_max"),
-                                     {x, int64_t{1}, false, at::ones({0}), at::ones({0})});
+  const IndexSource s =
+      index_source(schema_of("aten::max", "dim_max"), {x, int64_t{1}, false, at::ones({0}), at::ones({0})});
   EXPECT_TRUE(s.input.is_same(x));
   EXPECT_EQ(s.dim, 1);
   EXPECT_EQ(s.index_outputs, (std::vector<size_t>{1, 3}));  // returns, then written arguments

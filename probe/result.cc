@@ -30,4 +30,23 @@ Verdict worse(Verdict a, Verdict b) {
   return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
 }
 
+std::string_view skip_reason(const ProbeResult& r) {
+  if (r.verdict != Verdict::kSkip) return "";
+  const std::string& m = r.message;
+  const auto has = [&](const char* text) { return m.find(text) != std::string::npos; };
+  if (m.rfind("spec: ", 0) == 0) return "spec";
+  if (m.rfind("cannot synthesize", 0) == 0) return "no_inputs";
+  if (has("CPU run killed") || has("CPU run did not finish")) return "cpu_crash";
+  if (has("CPU gives different results from run to run")) return "cpu_unstable";
+  if ((has("Could not run '") && has("'CPU' backend")) || has("not built with") || has("not compiled with") ||
+      has("without ATen_cuda")) {
+    return "no_cpu_kernel";
+  }
+  for (const char* dtype_words : {"not implemented for '", "can't be cast to the desired output type", "scalar type",
+                                  "floating point", "floating-point", "complex", "integral", "Integer division"}) {
+    if (has(dtype_words)) return "cpu_dtype";
+  }
+  return "cpu_rejects_inputs";
+}
+
 }  // namespace mps_audit

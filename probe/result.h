@@ -51,4 +51,15 @@ struct ProbeResult {
   double seconds = 0;
 };
 
+// Why an op x dtype was not probed, from a skip's message (empty for other verdicts):
+//   spec                the spec says so
+//   no_inputs           no inputs could be made for an argument's type: a sample in the spec would help
+//   no_cpu_kernel       the CPU has no kernel for the operator (CUDA-only, or a library this libtorch lacks)
+//   cpu_dtype           the CPU kernel refuses the dtype: the operator does not take it
+//   cpu_rejects_inputs  the CPU refused every synthesized input: a sample in the spec would help
+//   cpu_crash           the CPU reference crashed or did not finish
+std::string_view skip_reason(const ProbeResult& r);
+inline constexpr std::array<std::string_view, 6> kSkipReasons = {"spec",      "no_inputs",          "no_cpu_kernel",
+                                                                 "cpu_dtype", "cpu_rejects_inputs", "cpu_crash"};
+
 }  // namespace mps_audit

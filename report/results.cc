@@ -58,6 +58,7 @@ nlohmann::json to_json(const ProbeResult& r) {
                       {"registry_status", r.registry_status},
                       {"warnings", r.warnings},
                       {"seconds", number(r.seconds)}};
+  if (r.verdict == Verdict::kSkip) j["skip_reason"] = skip_reason(r);
   if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
     j["max_abs_error"] = number(r.max_abs_error);
     j["max_rel_error"] = number(r.max_rel_error);
@@ -167,16 +168,23 @@ std::string render_results_markdown(const RunEnvironment& env, const std::vector
   }
   if (n.count(Verdict::kSkip)) {  // thousands of rows would bury the rest: the reasons, counted
     std::map<std::string, size_t> reasons;
+    std::map<std::string_view, size_t> kinds;
     for (const auto& r : results) {
-      if (r.verdict == Verdict::kSkip) ++reasons[r.message.substr(0, 90)];
+      if (r.verdict != Verdict::kSkip) continue;
+      ++reasons[r.message.substr(0, 90)];
+      ++kinds[skip_reason(r)];
     }
     std::vector<std::pair<size_t, std::string>> sorted;
     for (const auto& [reason, k] : reasons) sorted.emplace_back(k, reason);
     std::sort(sorted.rbegin(), sorted.rend());
     out += fmt::format(
-        "\n## skip ({})\n\nNot probed; each op x dtype is in results.json with its reason. The most "
-        "common reasons:\n\n| op x dtype | reason |\n| ---: | --- |\n",
+        "\n## skip ({})\n\nNot probed; each op x dtype is in results.json with its reason and `skip_reason` "
+        "(docs/running.md explains them).\n\n| skip_reason | op x dtype |\n| --- | ---: |\n",
         n.at(Verdict::kSkip));
+    for (std::string_view kind : kSkipReasons) {
+      if (kinds.count(kind)) out += fmt::format("| {} | {} |\n", kind, kinds.at(kind));
+    }
+    out += "\nThe most common messages:\n\n| op x dtype | message |\n| ---: | --- |\n";
     for (size_t i = 0; i < sorted.size() && i < 25; ++i) {
       out += fmt::format("| {} | {} |\n", sorted[i].first, cell(sorted[i].second));
     }

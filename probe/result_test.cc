@@ -1,0 +1,45 @@
+// Tests of verdict ordering and of the skip reasons read from a skip's message.
+#include "probe/result.h"
+
+#include <gtest/gtest.h>
+
+namespace mps_audit {
+namespace {
+
+std::string_view reason_of(const std::string& message, Verdict v = Verdict::kSkip) {
+  ProbeResult r;
+  r.verdict = v;
+  r.message = message;
+  return skip_reason(r);
+}
+
+TEST(Result, WorseIsTheMoreSevere) {
+  EXPECT_EQ(worse(Verdict::kPass, Verdict::kMismatch), Verdict::kMismatch);
+  EXPECT_EQ(worse(Verdict::kCrash, Verdict::kFallback), Verdict::kCrash);
+  for (Verdict v : kAllVerdicts) EXPECT_EQ(parse_verdict(to_string(v)), v);
+}
+
+TEST(Result, SkipReasonsNameWhoseLimitItIs) {
+  EXPECT_EQ(reason_of("spec: reads uninitialised memory"), "spec");
+  EXPECT_EQ(reason_of("cannot synthesize argument 'filename' of type str; give a sample in the spec"), "no_inputs");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: Could not run 'aten::_amp_update_scale_' with arguments from "
+                      "the 'CPU' backend. This could be because the operator doesn't exist for this backend"),
+            "no_cpu_kernel");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: This PyTorch installation was not built with FBGEMM operators"),
+            "no_cpu_kernel");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: \"elu_cpu\" not implemented for 'Long'"), "cpu_dtype");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: result type Float can't be cast to the desired output type Int"),
+            "cpu_dtype");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: Dimension out of range (expected to be in range of [-2, 1], "
+                      "but got 2)"),
+            "cpu_rejects_inputs");
+  EXPECT_EQ(reason_of("no reference: the CPU run killed the worker (it died of signal 11 (Segmentation fault))"),
+            "cpu_crash");
+  EXPECT_EQ(reason_of("no reference: the CPU run did not finish in 30 s"), "cpu_crash");
+  EXPECT_EQ(reason_of("no reference: the CPU gives different results from run to run (12 of 12 elements differ)"),
+            "cpu_unstable");
+  EXPECT_EQ(reason_of("anything", Verdict::kError), "");
+}
+
+}  // namespace
+}  // namespace mps_audit
