@@ -9,7 +9,8 @@
 namespace mps_audit::emu {
 
 // Registered for MPS by the emulator although no release lists it for MPS (see Note [MPS emulation]).
-inline constexpr const char* kPlumbingOps[] = {"copy_"};
+inline constexpr const char* kPlumbingOps[] = {"copy_", "convolution_overrideable",
+                                               "convolution_backward_overrideable"};
 
 struct EmulatorOptions {
   std::string release_dir;  // data/pytorch-X.Y.Z-like folder; empty: the one matching the linked libtorch

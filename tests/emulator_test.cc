@@ -2,12 +2,17 @@
 // emulator active (emulator_test_main.cc); expectations that depend on the release come from its registry.
 #include <unistd.h>
 
+#include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/_efficientzerotensor.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/conv3d.h>
+#include <ATen/ops/conv_transpose2d.h>
 #include <ATen/ops/cos.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/equal.h>
@@ -17,6 +22,7 @@
 #include <ATen/ops/max.h>
 #include <ATen/ops/nonzero.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/randn.h>
 #include <ATen/ops/sin.h>
 #include <ATen/ops/tan.h>
 #include <gtest/gtest.h>
@@ -99,6 +105,46 @@ TEST(Emulator, NativeOpsComputeLikeTheCpuAndLookNativeInATrace) {
   EXPECT_FLOAT_EQ(x.sum().item<float>(), cpu.sum().item<float>());
 }
 
+TEST(Emulator, ConvolutionReachesTheMpsOnlyKernelsAsOnAMac) {
+  const at::Tensor input = at::randn({2, 3, 6, 6}), weight = at::randn({4, 3, 3, 3}), bias = at::randn({4});
+  at::Tensor y;
+  {
+    DispatchTrace trace;
+    y = at::conv2d(input.to(kMps), weight.to(kMps), bias.to(kMps), {1, 1}, {1, 1});
+    EXPECT_TRUE(trace.ran("aten::_mps_convolution"));
+    EXPECT_FALSE(trace.ran("aten::_to_cpu"));
+  }
+  EXPECT_EQ(y.device(), kMps);
+  EXPECT_TRUE(at::allclose(y.to(at::kCPU), at::conv2d(input, weight, bias, {1, 1}, {1, 1}), 1e-4, 1e-5));
+  // Transposed, with the bias added after the MPS kernel, as native/Convolution.cpp does.
+  const at::Tensor t =
+      at::conv_transpose2d(input.to(kMps), weight.transpose(0, 1).contiguous().to(kMps), bias.to(kMps));
+  EXPECT_TRUE(
+      at::allclose(t.to(at::kCPU), at::conv_transpose2d(input, weight.transpose(0, 1).contiguous(), bias), 1e-4, 1e-5));
+  // Half precision, which Metal convolves and the CPU kernel does not.
+  const at::Tensor h = at::conv2d(input.to(at::kHalf).to(kMps), weight.to(at::kHalf).to(kMps));
+  EXPECT_EQ(h.scalar_type(), at::kHalf);
+  // 1.13's _mps_convolution refuses 5-d inputs.
+  if (info().release_version.rfind("1.", 0) == 0) {
+    try {
+      at::conv3d(at::randn({1, 3, 4, 4, 4}).to(kMps), at::randn({2, 3, 2, 2, 2}).to(kMps));
+      FAIL() << "expected conv3d to be refused";
+    } catch (const c10::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Conv3D is not supported on MPS"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Emulator, DimensionNamesSurviveCopiesAndNativeKernels) {
+  at::Tensor cpu = sample(at::kFloat);
+  at::internal_set_names_inplace(cpu, std::vector<at::Dimname>{at::Dimname::fromSymbol(at::Symbol::dimname("rows")),
+                                                               at::Dimname::fromSymbol(at::Symbol::dimname("cols"))});
+  const at::Tensor mps = cpu.to(kMps);
+  EXPECT_EQ(mps.names(), cpu.names());
+  const at::Tensor s = at::sin(mps);  // a native kernel: names from its name inference
+  EXPECT_EQ(s.names(), cpu.names());
+}
+
 TEST(Emulator, AlwaysCpuKernelsFallBackWhateverTheVariable) {
   at::Tensor cpu = sample(at::kFloat);
   DispatchTrace trace;
@@ -171,7 +217,7 @@ TEST(Emulator, MultipleOutputsListsAndOptionalTensors) {
 }
 
 // The emulated kernel set is the release's registration set, restricted to operators this libtorch has, plus
-// copy_ (emu::kPlumbingOps says why).
+// the plumbing operators: copy_ and the convolution entry points (emu::kPlumbingOps says why).
 TEST(Emulator, KernelSetEqualsTheReleasesRegistrations) {
   auto& dispatcher = c10::Dispatcher::singleton();
   std::set<std::string> expected, registered;
