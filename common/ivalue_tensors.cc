@@ -9,21 +9,22 @@ c10::IValue map_tensors(const c10::IValue& v, const TensorFn& f) {
   if (v.isTensor()) return f(v.toTensor());
   if (v.isTensorList()) {
     c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
+    for (at::Tensor t : v.toTensorList()) out.push_back(f(t));
     return out;
   }
   if (v.isTuple()) {
     std::vector<c10::IValue> out;
-    for (const auto& e : v.toTupleRef().elements()) out.push_back(map_tensors(e, f));
+    const auto& tuple = v.toTupleRef();
+    for (const auto& e : tuple.elements()) out.push_back(map_tensors(e, f));
     return c10::ivalue::Tuple::create(std::move(out));
   }
   if (v.isList()) {  // Tensor?[]
     auto list = v.toList();
     bool has_tensor = false;
-    for (const c10::IValue& e : list) has_tensor |= e.isTensor();
+    for (c10::IValue e : list) has_tensor |= e.isTensor();
     if (!has_tensor) return v;
     c10::List<c10::optional<at::Tensor>> out;
-    for (const c10::IValue& e : list) {
+    for (c10::IValue e : list) {
       out.push_back(e.isTensor() ? c10::optional<at::Tensor>(f(e.toTensor())) : c10::nullopt);
     }
     return out;

@@ -331,7 +331,7 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
         if (op.named && v.isInt() && arg.real_type()->str() == "str") v = dimname(v.toInt());  // dim: 1 -> d1
         if (v.isTensorList() && arg.real_type()->str() == "Tensor?[]") {  // indices of index/index_put
           c10::List<c10::optional<at::Tensor>> optional_list;
-          for (const at::Tensor& t : v.toTensorList()) optional_list.push_back(t);
+          for (at::Tensor t : v.toTensorList()) optional_list.push_back(t);
           v = optional_list;
         }
         in.args.push_back(std::move(v));
