@@ -1,6 +1,7 @@
 // Tests of how the prober finds the index outputs of an operator from its schema.
 #include "probe/probe_op.h"
 
+#include <ATen/core/NamedTensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/ones.h>
 #include <gtest/gtest.h>
@@ -27,6 +28,14 @@ TEST(IndexSource, EveryOutputOfAnArgOperator) {
   const IndexSource s = index_source(schema_of("aten::argmax", ""), {at::ones({2, 3}), c10::IValue(), false});
   EXPECT_FALSE(s.dim.has_value());
   EXPECT_EQ(s.index_outputs, (std::vector<size_t>{0}));
+}
+
+TEST(IndexSource, ADimensionNameMeansThatDimension) {
+  const at::Tensor x = at::ones({2, 3});
+  at::internal_set_names_inplace(x, std::vector<at::Dimname>{at::Dimname::fromSymbol(at::Symbol::dimname("a")),
+                                                             at::Dimname::fromSymbol(at::Symbol::dimname("b"))});
+  const IndexSource s = index_source(schema_of("aten::median", "names_dim"), {x, std::string("dimname::b"), false});
+  EXPECT_EQ(s.dim, 1);
 }
 
 TEST(IndexSource, NoIndicesInAReduction) {
