@@ -58,8 +58,9 @@ struct ProbeResult {
 //   cpu_dtype           the CPU kernel refuses the dtype: the operator does not take it
 //   cpu_rejects_inputs  the CPU refused every synthesized input: a sample in the spec would help
 //   cpu_crash           the CPU reference crashed or did not finish
+//   cpu_unstable        the CPU reference differs from run to run (reads memory it never wrote): nothing to compare
 std::string_view skip_reason(const ProbeResult& r);
-inline constexpr std::array<std::string_view, 6> kSkipReasons = {"spec",      "no_inputs",          "no_cpu_kernel",
-                                                                 "cpu_dtype", "cpu_rejects_inputs", "cpu_crash"};
+inline constexpr std::array<std::string_view, 7> kSkipReasons = {
+    "spec", "no_inputs", "no_cpu_kernel", "cpu_dtype", "cpu_rejects_inputs", "cpu_crash", "cpu_unstable"};
 
 }  // namespace mps_audit
