@@ -170,6 +170,12 @@ void inject_before(const std::string& name, std::optional<FaultKind> fault) {
   }
 }
 
+// The crash, hang or throw planned for an operator, if any (a wrong result is the kernel's to make).
+void inject_faults(const c10::OperatorHandle& op) {
+  const std::string name = op_name(op);
+  inject_before(name, g_state->faults.fault_for(name));
+}
+
 // Perturbs a result in place: +1 for numbers, negation for booleans.
 void perturb(const at::Tensor& t) {
   if (!t.defined() || t.numel() == 0) return;
@@ -347,7 +353,7 @@ void warn_and_fall_back(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 
 // Kernels registered as MPS kernels that always run the CPU fallback (MPSFallback.mm's m.impl(..., mps_fallback)).
 void always_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_before(op_name(op), g_state->faults.fault_for(op_name(op)));
+  inject_faults(op);
   warn_and_fall_back(op, stack);
 }
 
@@ -483,7 +489,7 @@ c10::IValue result_as(const at::Tensor& result, c10::ScalarType type) {
 
 // _mps_convolution(Tensor self, Tensor weight, Tensor? bias, int[] padding, int[] stride, int[] dilation, int groups)
 void mps_convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_before(op_name(op), g_state->faults.fault_for(op_name(op)));
+  inject_faults(op);
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   const at::Tensor input = a[0].toTensor();
   TORCH_CHECK(g_state->info.release_version.rfind("1.", 0) != 0 || input.dim() < 5, "Conv3D is not supported on MPS");
@@ -498,7 +504,7 @@ void mps_convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* st
 // _mps_convolution_transpose(Tensor self, Tensor weight, int[] padding, int[] output_padding, int[] stride,
 //                            int[] dilation, int groups)
 void mps_convolution_transpose_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_before(op_name(op), g_state->faults.fault_for(op_name(op)));
+  inject_faults(op);
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   at::DisableRecordFunctionGuard no_trace;
   const at::Tensor input = a[0].toTensor();
@@ -511,7 +517,7 @@ void mps_convolution_transpose_kernel(const c10::OperatorHandle& op, torch::jit:
 // mps_convolution_backward(Tensor self, Tensor grad_output, Tensor weight, int[] padding, int[] stride,
 //                          int[] dilation, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 void mps_convolution_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_before(op_name(op), g_state->faults.fault_for(op_name(op)));
+  inject_faults(op);
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   at::DisableRecordFunctionGuard no_trace;
   const at::Tensor input = a[0].toTensor(), weight = computable(a[2].toTensor());
@@ -529,7 +535,7 @@ void mps_convolution_backward_kernel(const c10::OperatorHandle& op, torch::jit::
 // mps_convolution_transpose_backward(Tensor self, Tensor grad_output, Tensor weight, int[] padding,
 //     int[] output_padding, int[] stride, int[] dilation, int groups, bool[2] output_mask) -> (Tensor, Tensor)
 void mps_convolution_transpose_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_before(op_name(op), g_state->faults.fault_for(op_name(op)));
+  inject_faults(op);
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   at::DisableRecordFunctionGuard no_trace;
   const auto mask = a[8].toBoolList();

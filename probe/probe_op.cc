@@ -227,6 +227,7 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
   const bool synthesized = samples.empty();
   if (synthesized) samples.push_back(nullptr);
 
+  const std::vector<Synthesis> variants = synthesized ? synthesis_variants(op->schema()) : std::vector<Synthesis>{};
   bool any_run = false;
   r.verdict = Verdict::kSkip;
   std::string skip_reason;
@@ -235,7 +236,6 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
     // one that worked for this operator in another dtype. An operator no variant suits, twice, gets only the
     // default afterwards: every failed try costs a C++ exception.
     static std::unordered_map<std::string, std::pair<size_t, int>> memory;  // op -> (variant that worked, misses)
-    const std::vector<Synthesis> variants = synthesis_variants(op->schema());
     std::vector<size_t> order;
     if (synthesized) {
       auto& [worked, misses] = memory[op_name];
