@@ -90,7 +90,9 @@ int main(int argc, char** argv) {
   run->add_option("--ops", run_opts.ops, "Regular expression on 'aten::name.overload' (default: all)");
   run->add_option("--dtypes", run_opts.dtypes, "Dtypes to probe (default: the spec's)")->delimiter(',');
   run->add_option("--out", run_opts.out_dir, "Folder for the reports")->capture_default_str();
-  run->add_option("--format", run_opts.formats, "Report formats: json, md")->delimiter(',')->capture_default_str();
+  run->add_option("--format", run_opts.formats, "Report formats: json, md, html, junit, csv, badge")
+      ->delimiter(',')
+      ->capture_default_str();
   run->add_option("--fallback", run_opts.fallback, "PYTORCH_ENABLE_MPS_FALLBACK for the probes: on or off")
       ->capture_default_str();
   run->add_option("--emu-release", run_opts.emu_release,

@@ -12,8 +12,8 @@
 #include <c10/core/Device.h>
 
 #include "probe/compare.h"
-#include "probe/result.h"
 #include "probe/spec.h"
+#include "results/result.h"
 
 namespace mps_audit {
 

@@ -49,14 +49,13 @@
 #include "probe/spec.h"
 #include "registry/registry_command.h"
 #include "registry/release_data.h"
-#include "report/results.h"
+#include "report/renderers.h"
+#include "results/results_file.h"
 
 extern char** environ;
 
 namespace mps_audit {
 namespace {
-
-const std::vector<std::string> kFormats = {"json", "md"};
 
 std::string os_description() {
   struct utsname u {};
@@ -374,11 +373,7 @@ class Progress {
 }  // namespace
 
 int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
-  for (const auto& f : o.formats) {
-    if (std::find(kFormats.begin(), kFormats.end(), f) == kFormats.end()) {
-      throw UserError(fmt::format("unknown format '{}', expected json or md{}", f, did_you_mean(f, kFormats)));
-    }
-  }
+  check_report_formats(o.formats);
   if (o.fallback != "on" && o.fallback != "off") {
     throw UserError(fmt::format("--fallback must be on or off, not '{}'", o.fallback));
   }
@@ -480,13 +475,15 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   });
   std::remove(plan_path.c_str());
 
-  for (const auto& f : o.formats) {
-    if (f == "json") write_file_atomically(join_path(o.out_dir, "results.json"), render_results_json(env, results));
-    if (f == "md") write_file_atomically(join_path(o.out_dir, "results.md"), render_results_markdown(env, results));
-  }
-  out << render_summary_table(env, results);
+  Results doc;
+  doc.environment = env;
+  doc.run.planned = plan.size();
+  doc.run.finished = done;
+  doc.records = std::move(results);
+  write_reports(doc, o.formats, o.out_dir);
+  out << render_summary(doc);
   out << fmt::format("reports in {}/ ({})\n", o.out_dir, fmt::join(o.formats, ", "));
-  for (const auto& r : results) {
+  for (const auto& r : doc.records) {
     if (std::find(fail_on.begin(), fail_on.end(), r.verdict) != fail_on.end()) return kExitGateFailed;
   }
   return kExitOk;

@@ -14,7 +14,7 @@ struct RunOptions {
   std::string ops;                  // regex on "aten::name.overload"; empty: all
   std::vector<std::string> dtypes;  // empty: the spec's defaults
   std::string out_dir = "out";
-  std::vector<std::string> formats = {"json", "md"};
+  std::vector<std::string> formats = {"json", "md", "html"};
   std::string fallback = "on";  // on, off: PYTORCH_ENABLE_MPS_FALLBACK for the workers
   std::string emu_release;      // release folder for mps-emu; empty: the linked libtorch's
   int emu_macos = 14;

@@ -73,7 +73,11 @@ TEST(CliRun, EmulatedMpsOf1131WithFallbackOn) {
     EXPECT_NE((*run.find(op, "float64"))["message"].get<std::string>().find("float64"), std::string::npos);
   }
   // The contract of results.json (ARCHITECTURE.md), and that an emulated run says so everywhere.
-  EXPECT_EQ(run.doc["schema_version"], 1);
+  EXPECT_EQ(run.doc["schema_version"], 2);
+  EXPECT_EQ(run.doc["run"]["planned"], 10);
+  EXPECT_EQ(run.doc["run"]["finished"], 10);
+  EXPECT_EQ(run.doc["run"]["lost"], 0);
+  EXPECT_EQ(run.doc["run"]["complete"], true);
   EXPECT_EQ(run.doc["environment"]["target"], "mps-emu");
   EXPECT_EQ(run.doc["environment"]["fallback_mode"], "on");
   EXPECT_EQ(run.doc["environment"]["emulated"], true);

@@ -1,5 +1,5 @@
 // Verdict names and ordering.
-#include "probe/result.h"
+#include "results/result.h"
 
 namespace mps_audit {
 

@@ -1,5 +1,5 @@
 // Tests of verdict ordering and of the skip reasons read from a skip's message.
-#include "probe/result.h"
+#include "results/result.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Tests of the Markdown report's skip section.
-#include "report/results.h"
+// Tests of the Markdown report.
+#include "report/renderers.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -27,7 +27,8 @@ TEST(ResultsMarkdown, CountsSkipsByEveryReason) {
   }
   RunEnvironment env;
   env.target = "cpu";
-  const std::string md = render_results_markdown(env, results);
+  const std::string md =
+      render_markdown(Results{kResultsSchemaVersion, env, {results.size(), results.size(), "", ""}, results});
   for (std::string_view reason : kSkipReasons) {
     EXPECT_NE(md.find(fmt::format("| {} | 1 |", reason)), std::string::npos) << reason << "\n" << md;
   }

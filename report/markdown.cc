@@ -1,0 +1,205 @@
+// results.md: for PR comments and $GITHUB_STEP_SUMMARY. Sections in order of what a reader needs first; each
+// table fills what is left of the size limit, and says how many rows it left out.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "report/renderers.h"
+#include "results/analysis.h"
+
+namespace mps_audit {
+namespace {
+
+// What is left out when the report would pass the limit is said in the report.
+constexpr size_t kReserve = 600;  // kept back for the closing lines
+
+class Writer {
+ public:
+  explicit Writer(size_t limit) : limit_(limit > kReserve ? limit - kReserve : 0) {}
+  void add(const std::string& text) { out_ += text; }
+  // A table: as many rows as fit, then a line saying how many did not.
+  void table(const std::string& head, const std::vector<std::string>& rows, const std::string& what) {
+    if (rows.empty()) return;
+    if (out_.size() + head.size() >= limit_) {
+      left_out_.push_back(fmt::format("{} ({} rows)", what, rows.size()));
+      return;
+    }
+    out_ += head;
+    size_t shown = 0;
+    for (const auto& row : rows) {
+      if (out_.size() + row.size() >= limit_) break;
+      out_ += row;
+      ++shown;
+    }
+    if (shown < rows.size()) {
+      out_ += fmt::format("\n_{} of {} rows shown; the rest did not fit._\n", shown, rows.size());
+      left_out_.push_back(fmt::format("{} ({} of {} rows)", what, rows.size() - shown, rows.size()));
+    }
+  }
+  bool full() const { return out_.size() >= limit_; }
+  std::string finish() {
+    if (!left_out_.empty()) {
+      out_ += fmt::format(
+          "\n---\nLeft out to stay within {} characters: {}. Every record is in results.json, and the whole "
+          "matrix in results.html (`mps-audit render results.json --format html`).\n",
+          limit_ + kReserve, fmt::join(left_out_, "; "));
+    }
+    return std::move(out_);
+  }
+
+ private:
+  size_t limit_;
+  std::string out_;
+  std::vector<std::string> left_out_;
+};
+
+std::string percent(size_t k, size_t n) {
+  return n == 0 ? "0.0%" : fmt::format("{:.1f}%", 100.0 * static_cast<double>(k) / static_cast<double>(n));
+}
+
+std::string dtype_cells(const std::vector<std::string>& dtypes, const std::map<std::string, Verdict>& by_dtype) {
+  std::string row;
+  for (const auto& d : dtypes) {
+    auto it = by_dtype.find(d);
+    row += fmt::format(" {} |", it == by_dtype.end() ? "" : std::string(verdict_symbol(it->second)));
+  }
+  return row;
+}
+
+// "| ... | float32 | float16 |" and "| ... | :-: | :-: |": a matrix's header and rule, from the fixed columns'.
+std::string matrix_head(const std::string& fixed_head, const std::string& fixed_rule,
+                        const std::vector<std::string>& dtypes, const std::string& last_head = "",
+                        const std::string& last_rule = "") {
+  std::string head = fixed_head, rule = fixed_rule;
+  for (const auto& d : dtypes) {
+    head += " " + d + " |";
+    rule += " :-: |";
+  }
+  return head + last_head + "\n" + rule + last_rule + "\n";
+}
+
+std::string legend() {
+  std::string out = "Legend:";
+  for (Verdict v : kAllVerdicts) out += fmt::format(" {} {} ·", verdict_symbol(v), to_string(v));
+  out.pop_back();
+  out.pop_back();
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string render_markdown(const Results& results, const RenderOptions& options) {
+  const RunEnvironment& env = results.environment;
+  const Analysis a = analyze(results);
+  Writer w(options.markdown_limit);
+
+  w.add(fmt::format("# mps-audit: {}\n\n", where_it_ran(env)));
+  if (!env.emulator.empty()) {
+    w.add(fmt::format(
+        "> [!NOTE]\n> These results come from {}, not from a real Mac: kernels are those the release registers "
+        "for MPS, numbers are the CPU's.\n\n",
+        env.emulator));
+  }
+  const RunProgress& p = results.run;
+  if (!p.complete()) {
+    w.add(fmt::format(
+        "> [!WARNING]\n> **Incomplete run**{}: {} of {} planned probes finished, {} not run. The tables below "
+        "cover only what finished.\n\n",
+        p.interrupted.empty() ? "" : " (stopped by " + p.interrupted + ")", p.finished, p.planned, p.not_run()));
+  }
+  w.add(fmt::format("libtorch {} on {}; `PYTORCH_ENABLE_MPS_FALLBACK` {}; spec `{}`{}.\n\n", env.torch_version, env.os,
+                    env.fallback_mode == "on" ? "set" : "unset", env.spec,
+                    p.shard.empty() ? "" : "; shard " + p.shard));
+
+  w.add("## Summary\n\n");
+  w.add(fmt::format("{} probes of {} operators in {} dtypes; planned {}, finished {}, lost 0.\n\n", a.counts.total,
+                    a.operators, a.dtypes.size(), p.planned, p.finished));
+  for (const auto& s : coverage_sentences(results, a)) w.add("- " + s + "\n");
+  w.add(fmt::format("\n| verdict | | op x dtype | share of {} |\n| --- | :-: | ---: | ---: |\n", a.counts.total));
+  for (Verdict v : kAllVerdicts) {
+    w.add(fmt::format("| {} | {} | {} | {} |\n", to_string(v), verdict_symbol(v), a.counts.of(v),
+                      percent(a.counts.of(v), a.counts.total)));
+  }
+
+  if (!a.worst.empty()) {
+    std::vector<std::string> rows;
+    for (const auto& o : a.worst) {
+      rows.push_back(fmt::format("| `{}` | {} | {} | {} |\n", o.op, to_string(o.worst),
+                                 fmt::join(o.dtypes, ", "), markdown_cell(o.message, 200)));
+    }
+    w.add("\n## Worst offenders\n\n");
+    w.table("| operator | verdict | dtypes | message |\n| --- | --- | --- | --- |\n", rows, "worst offenders");
+  }
+
+  if (!a.fallbacks.empty()) {
+    w.add(fmt::format(
+        "\n## Fall back to the CPU: {} operators, {} op x dtype\n\nOne row per operator, those falling back in the "
+        "most dtypes first; the last column names the operators that ran on the CPU.\n\n",
+        a.fallbacks.size(), a.fallback_records));
+    std::vector<std::string> rows;
+    for (const auto& f : a.fallbacks) {
+      rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status,
+                                 dtype_cells(a.dtypes, f.by_dtype),
+                                 markdown_cell(fmt::format("{}", fmt::join(f.fallback_ops, ", ")), 200)));
+    }
+    w.table(matrix_head("| operator | registry |", "| --- | --- |", a.dtypes, " ran on the CPU |", " --- |"), rows,
+            "fallback operators");
+  }
+
+  if (!a.failures.empty()) w.add("\n## Failures\n\nGrouped by operator and by message; click to open.\n");
+  for (const auto& s : a.failures) {
+    w.add(
+        fmt::format("\n<details><summary><b>{}</b>: {} op x dtype of {} operators, {} distinct messages</summary>\n\n",
+                    to_string(s.verdict), s.records, s.by_operator.size(), s.by_message.size()));
+    std::vector<std::string> by_message;
+    for (const auto& g : s.by_message) {
+      std::vector<std::string> shown(g.items.begin(), g.items.begin() + std::min<size_t>(g.items.size(), 6));
+      by_message.push_back(fmt::format("| {} | {} | {}{} |\n", g.items.size(), markdown_cell(g.key, 240),
+                                       markdown_cell(fmt::format("{}", fmt::join(shown, ", ")), 200),
+                                       g.items.size() > shown.size() ? ", ..." : ""));
+    }
+    w.table("By message:\n\n| op x dtype | message | for example |\n| ---: | --- | --- |\n", by_message,
+            std::string(to_string(s.verdict)) + " messages");
+    std::vector<std::string> by_operator;
+    for (const auto& g : s.by_operator) {
+      by_operator.push_back(fmt::format(
+          "| `{}` | {} | {}{} |\n", g.key, fmt::join(g.items, ", "), markdown_cell(g.detail, 200),
+          g.distinct_messages > 1 ? fmt::format(" (+{} other messages)", g.distinct_messages - 1) : ""));
+    }
+    w.table("\nBy operator:\n\n| operator | dtypes | message |\n| --- | --- | --- |\n", by_operator,
+            std::string(to_string(s.verdict)) + " operators");
+    w.add("\n</details>\n");
+  }
+
+  if (a.counts.of(Verdict::kSkip) > 0) {
+    w.add(
+        fmt::format("\n## Skipped: {} op x dtype\n\nNot probed; each op x dtype is in results.json with its reason and "
+                    "`skip_reason` (docs/running.md explains them).\n\n| skip_reason | op x dtype |\n| --- | ---: |\n",
+                    a.counts.of(Verdict::kSkip)));
+    for (std::string_view kind : kSkipReasons) {
+      auto it = a.skip_reasons.find(std::string(kind));
+      if (it != a.skip_reasons.end()) w.add(fmt::format("| {} | {} |\n", kind, it->second));
+    }
+    std::vector<std::string> rows;
+    for (const auto& [m, k] : a.skip_messages) rows.push_back(fmt::format("| {} | {} |\n", k, markdown_cell(m)));
+    w.table("\nThe most common messages:\n\n| op x dtype | message |\n| ---: | --- |\n", rows, "skip messages");
+  }
+
+  // The matrix last: it is the largest, and every row of it is in results.html too.
+  std::vector<std::string> rows;
+  std::map<std::string, std::map<std::string, Verdict>> matrix;
+  std::vector<std::string> ops;
+  for (const auto& r : results.records) {
+    auto& row = matrix[r.op];
+    if (row.empty()) ops.push_back(r.op);
+    row[r.dtype] = r.verdict;
+  }
+  for (const auto& op : ops) {
+    rows.push_back(
+        fmt::format("| `{}` | {} |{}\n", op, op_group(op), dtype_cells(a.dtypes, matrix[op])));
+  }
+  w.add("\n## Operator x dtype\n\n" + legend() + "\n");
+  w.table(matrix_head("| operator | group |", "| --- | --- |", a.dtypes), rows, "matrix");
+  return w.finish();
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,43 @@
+// The terminal's closing summary of a run.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "report/renderers.h"
+#include "results/analysis.h"
+
+namespace mps_audit {
+
+std::string render_summary(const Results& results) {
+  const RunEnvironment& env = results.environment;
+  const Analysis a = analyze(results);
+  const RunProgress& p = results.run;
+  std::string out =
+      fmt::format("{} op x dtype probes on {}, fallback {}:\n", a.counts.total, where_it_ran(env), env.fallback_mode);
+  if (!p.complete()) {
+    out += fmt::format("  INCOMPLETE{}: {} of {} planned probes finished, {} not run\n",
+                       p.interrupted.empty() ? "" : " (stopped by " + p.interrupted + ")", p.finished, p.planned,
+                       p.not_run());
+  }
+  for (Verdict v : kAllVerdicts) {
+    const size_t k = a.counts.of(v);
+    if (k == 0) continue;
+    out += fmt::format("  {:<12} {:>6}  {:>5.1f}%\n", to_string(v), k,
+                       100.0 * static_cast<double>(k) / static_cast<double>(a.counts.total));
+  }
+  out += "coverage:\n";
+  for (const auto& s : coverage_sentences(results, a)) out += "  " + s + "\n";
+  out += fmt::format("environment: libtorch {} on {}; spec {}{}\n", env.torch_version, env.os, env.spec,
+                     p.shard.empty() ? "" : "; shard " + p.shard);
+  if (!a.worst.empty()) {
+    out += "worst offenders:\n";
+    for (const auto& o : a.worst) {
+      std::string message = o.message.substr(0, o.message.find('\n'));
+      if (message.size() > 100) message = message.substr(0, 97) + "...";
+      out += fmt::format("  {:<11} {:<40} {:<24} {}\n", to_string(o.worst), o.op,
+                         fmt::format("{}", fmt::join(o.dtypes, ",")), message);
+    }
+  }
+  return out;
+}
+
+}  // namespace mps_audit

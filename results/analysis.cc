@@ -1,0 +1,340 @@
+// Counting, grouping and ranking a run's records (see analysis.h).
+#include "results/analysis.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace mps_audit {
+namespace {
+
+// "aten::_foreach_add_.List" -> "_foreach_add_"
+std::string_view base_name(std::string_view op) {
+  if (op.rfind("aten::", 0) == 0) op.remove_prefix(6);
+  return op.substr(0, op.find('.'));
+}
+
+bool has(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+bool starts(std::string_view s, std::string_view prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+bool any_of(std::string_view s, std::initializer_list<std::string_view> parts) {
+  return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return has(s, p); });
+}
+
+// Severity for ranking offenders (higher is worse); pass, skip and xfail are no offence.
+int offence(Verdict v) {
+  switch (v) {
+    case Verdict::kCrash: return 7;
+    case Verdict::kTimeout: return 6;
+    case Verdict::kMismatch: return 5;
+    case Verdict::kError: return 4;
+    case Verdict::kXpass: return 3;
+    case Verdict::kUnsupported: return 2;
+    case Verdict::kFallback: return 1;
+    default: return 0;
+  }
+}
+
+size_t verdict_index(Verdict v) {
+  for (size_t i = 0; i < kAllVerdicts.size(); ++i) {
+    if (kAllVerdicts[i] == v) return i;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string_view op_group(std::string_view op) {
+  const std::string_view n = base_name(op);
+  if (starts(n, "_foreach")) return "foreach";
+  if (any_of(n, {"sparse", "_coo", "_csr", "_csc", "_bsr", "_bsc", "to_dense", "coalesce", "_indices", "_values",
+                 "_nnz"})) {
+    return "sparse";
+  }
+  if (any_of(n, {"quantize", "q_", "_per_tensor", "_per_channel", "qscheme", "fake_quant", "int_repr", "fbgemm"}) ||
+      starts(n, "_make_per")) {
+    return "quantized";
+  }
+  if (any_of(n, {"nested", "_nt_"})) return "nested";
+  if (has(n, "backward")) return "backward";
+  if (starts(n, "linalg") || starts(n, "_linalg") ||
+      any_of(n, {"cholesky", "lu_", "svd", "eig", "qr", "inverse", "det", "solve", "lstsq", "pinv", "matrix_",
+                 "triangular", "ormqr", "geqrf", "householder"})) {
+    return "linalg";
+  }
+  if (starts(n, "fft") || starts(n, "_fft") || any_of(n, {"stft", "istft"})) return "fft";
+  if (starts(n, "special") || starts(n, "_special")) return "special";
+  if (any_of(n, {"rand", "normal", "bernoulli", "multinomial", "dropout", "poisson", "exponential", "geometric",
+                 "cauchy", "log_normal", "uniform", "random"})) {
+    return "random";
+  }
+  if (any_of(n, {"conv",      "pool",         "norm",
+                 "loss",      "softmax",      "embedding",
+                 "upsample",  "pad",          "relu",
+                 "elu",       "gelu",         "silu",
+                 "mish",      "sigmoid",      "tanh",
+                 "hardswish", "hardtanh",     "threshold",
+                 "glu",       "grid_sampler", "pixel_",
+                 "attention", "lstm",         "gru",
+                 "rnn",       "linear",       "bilinear",
+                 "ctc",       "affine_grid",  "im2col",
+                 "col2im",    "unfold",       "channel_shuffle",
+                 "prelu",     "softplus",     "shrink",
+                 "logsigmoid"})) {
+    return "nn";
+  }
+  if (any_of(n, {"sum",   "mean",      "prod",   "max",    "min",      "std",     "var",  "all",  "any",
+                 "cum",   "logsumexp", "median", "mode",   "argm",     "aminmax", "amax", "amin", "count_nonzero",
+                 "histc", "bincount",  "unique", "nansum", "kthvalue", "topk",    "sort"})) {
+    return "reduction";
+  }
+  if (any_of(n, {"index", "gather", "scatter", "take", "put", "masked", "nonzero", "where", "select", "slice", "narrow",
+                 "diagonal", "embedding", "searchsorted", "bucketize"})) {
+    return "indexing";
+  }
+  if (any_of(n, {"empty", "zeros", "ones", "full", "arange", "linspace", "logspace", "eye", "tensor", "clone", "copy",
+                 "_to_copy", "to", "scalar_tensor", "like", "from_file", "tril_indices", "triu_indices"}) &&
+      !any_of(n, {"total", "atom"})) {
+    return "creation";
+  }
+  if (any_of(n, {"view",    "reshape",    "expand", "permute", "transpose", "squeeze", "unsqueeze",  "flatten",
+                 "alias",   "as_strided", "split",  "chunk",   "unbind",    "stack",   "cat",        "t_",
+                 "movedim", "swap",       "flip",   "roll",    "repeat",    "tile",    "contiguous", "detach",
+                 "real",    "imag",       "conj",   "resize",  "set_"}) ||
+      n == "t") {
+    return "view";
+  }
+  if (any_of(n, {"add",         "sub",          "mul",     "div",       "pow",      "exp",       "log",
+                 "sin",         "cos",          "tan",     "sqrt",      "abs",      "neg",       "sign",
+                 "floor",       "ceil",         "round",   "trunc",     "frac",     "clamp",     "clip",
+                 "fmod",        "remainder",    "bitwise", "logical",   "eq",       "ne",        "lt",
+                 "le",          "gt",           "ge",      "lerp",      "erf",      "gamma",     "reciprocal",
+                 "rsqrt",       "hypot",        "atan",    "fill",      "zero_",    "isnan",     "isinf",
+                 "isfinite",    "nan_to_num",   "maximum", "minimum",   "fmax",     "fmin",      "xlogy",
+                 "copysign",    "heaviside",    "square",  "addc",      "lshift",   "rshift",    "polar",
+                 "angle",       "i0",           "sinc",    "digamma",   "trigamma", "polygamma", "expm1",
+                 "deg2rad",     "rad2deg",      "gcd",     "lcm",       "ldexp",    "nextafter", "float_power",
+                 "true_divide", "floor_divide", "logit",   "positive",  "mm",       "mv",        "dot",
+                 "bmm",         "baddbmm",      "addmm",   "addmv",     "addr",     "outer",     "ger",
+                 "vdot",        "inner",        "kron",    "tensordot", "einsum",   "cross",     "trace",
+                 "tril",        "triu",         "diag",    "cdist",     "dist",     "renorm",    "histogram"})) {
+    return "pointwise";
+  }
+  return "other";
+}
+
+const std::vector<std::string_view>& op_groups() {
+  static const std::vector<std::string_view> groups = {
+      "pointwise", "reduction", "indexing", "view",    "creation", "nn",        "backward", "linalg",
+      "fft",       "special",   "random",   "foreach", "sparse",   "quantized", "nested",   "other"};
+  return groups;
+}
+
+size_t VerdictCounts::of(Verdict v) const {
+  return n[verdict_index(v)];
+}
+
+void VerdictCounts::add(Verdict v) {
+  ++n[verdict_index(v)];
+  ++total;
+}
+
+VerdictCounts count_verdicts(const std::vector<ProbeResult>& records) {
+  VerdictCounts c;
+  for (const auto& r : records) c.add(r.verdict);
+  return c;
+}
+
+std::vector<std::string> dtypes_of(const std::vector<ProbeResult>& records) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& r : records) {
+    if (seen.insert(r.dtype).second) out.push_back(r.dtype);
+  }
+  return out;
+}
+
+std::string_view verdict_symbol(Verdict v) {
+  switch (v) {
+    case Verdict::kPass: return "✓";
+    case Verdict::kFallback: return "↓";
+    case Verdict::kMismatch: return "≠";
+    case Verdict::kUnsupported: return "✗";
+    case Verdict::kError: return "E";
+    case Verdict::kCrash: return "💥";
+    case Verdict::kTimeout: return "⏱";
+    case Verdict::kSkip: return "·";
+    case Verdict::kXfail: return "x";
+    case Verdict::kXpass: return "X";
+  }
+  return "?";
+}
+
+Analysis analyze(const Results& results) {
+  const std::vector<ProbeResult>& records = results.records;
+  Analysis a;
+  a.counts = count_verdicts(records);
+  a.dtypes = dtypes_of(records);
+
+  // Records by operator, in first-seen order.
+  std::vector<std::string> ops;
+  std::unordered_map<std::string, std::vector<const ProbeResult*>> by_op;
+  for (const auto& r : records) {
+    auto& list = by_op[r.op];
+    if (list.empty()) ops.push_back(r.op);
+    list.push_back(&r);
+  }
+  a.operators = ops.size();
+
+  // Coverage per registry status.
+  static const std::vector<std::string> kStatusOrder = {
+      "native", "cpu_fallback", "composite_explicit", "composite_implicit", "none", ""};
+  std::map<std::string, StatusCoverage> coverage;
+  for (const auto& op : ops) {
+    const auto& list = by_op[op];
+    StatusCoverage& c = coverage[list.front()->registry_status];
+    c.status = list.front()->registry_status;
+    ++c.operators;
+    bool probed = false;
+    for (const ProbeResult* r : list) {
+      c.records.add(r->verdict);
+      if (r->verdict == Verdict::kSkip) continue;
+      probed = true;
+      if (r->dtype == "float32") {
+        ++c.has_float32;
+        if (r->verdict == Verdict::kPass) ++c.pass_float32;
+      }
+    }
+    if (probed) ++c.probed;
+  }
+  for (const auto& s : kStatusOrder) {
+    if (coverage.count(s)) a.coverage.push_back(coverage.at(s));
+  }
+  for (const auto& [status, c] : coverage) {
+    if (std::find(kStatusOrder.begin(), kStatusOrder.end(), status) == kStatusOrder.end()) a.coverage.push_back(c);
+  }
+
+  // Offenders and fallbacks.
+  for (const auto& op : ops) {
+    const auto& list = by_op[op];
+    Offender o{op, Verdict::kPass, {}, ""};
+    int worst = 0;
+    FallbackRow f{op, list.front()->registry_status, {}, {}, 0};
+    for (const ProbeResult* r : list) {
+      f.by_dtype[r->dtype] = r->verdict;
+      if (r->verdict == Verdict::kFallback) {
+        ++f.fallback_dtypes;
+        ++a.fallback_records;
+        for (const auto& leaf : r->fallback_ops) {
+          if (std::find(f.fallback_ops.begin(), f.fallback_ops.end(), leaf) == f.fallback_ops.end()) {
+            f.fallback_ops.push_back(leaf);
+          }
+        }
+      }
+      const int k = offence(r->verdict);
+      if (k == 0) continue;
+      if (k > worst) {
+        worst = k;
+        o.worst = r->verdict;
+        o.dtypes.clear();
+        o.message = r->message;
+      }
+      if (k == worst) o.dtypes.push_back(r->dtype);
+    }
+    if (worst > 0) a.worst.push_back(std::move(o));
+    if (f.fallback_dtypes > 0) a.fallbacks.push_back(std::move(f));
+  }
+  std::stable_sort(a.worst.begin(), a.worst.end(), [](const Offender& x, const Offender& y) {
+    const int kx = offence(x.worst), ky = offence(y.worst);
+    if (kx != ky) return kx > ky;
+    return x.dtypes.size() > y.dtypes.size();
+  });
+  if (a.worst.size() > 10) a.worst.resize(10);
+  std::stable_sort(a.fallbacks.begin(), a.fallbacks.end(), [](const FallbackRow& x, const FallbackRow& y) {
+    if (x.fallback_dtypes != y.fallback_dtypes) return x.fallback_dtypes > y.fallback_dtypes;
+    return x.op < y.op;
+  });
+
+  // Failures, grouped by operator and by message.
+  for (Verdict v : kFailureVerdicts) {
+    FailureSection s;
+    s.verdict = v;
+    std::map<std::string, size_t> message_index;
+    for (const auto& op : ops) {
+      FailureGroup g{op, {}, "", 0};
+      std::set<std::string> messages;
+      for (const ProbeResult* r : by_op[op]) {
+        if (r->verdict != v) continue;
+        ++s.records;
+        if (g.items.empty()) g.detail = r->message;
+        g.items.push_back(r->dtype);
+        messages.insert(r->message);
+        auto [it, inserted] = message_index.emplace(r->message, s.by_message.size());
+        if (inserted) s.by_message.push_back({r->message, {}, "", 1});
+        s.by_message[it->second].items.push_back(r->op + " " + r->dtype);
+      }
+      g.distinct_messages = messages.size();
+      if (!g.items.empty()) s.by_operator.push_back(std::move(g));
+    }
+    if (s.records == 0) continue;
+    std::stable_sort(s.by_operator.begin(), s.by_operator.end(),
+                     [](const FailureGroup& x, const FailureGroup& y) { return x.items.size() > y.items.size(); });
+    std::stable_sort(s.by_message.begin(), s.by_message.end(),
+                     [](const FailureGroup& x, const FailureGroup& y) { return x.items.size() > y.items.size(); });
+    a.failures.push_back(std::move(s));
+  }
+
+  // Skips: by kind, and the most common messages.
+  std::map<std::string, size_t> messages;
+  for (const auto& r : records) {
+    if (r.verdict != Verdict::kSkip) continue;
+    ++a.skip_reasons[std::string(skip_reason(r))];
+    ++messages[r.message.substr(0, 90)];
+  }
+  for (const auto& [m, k] : messages) a.skip_messages.emplace_back(m, k);
+  std::stable_sort(a.skip_messages.begin(), a.skip_messages.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  if (a.skip_messages.size() > 25) a.skip_messages.resize(25);
+  return a;
+}
+
+std::vector<std::string> coverage_sentences(const Results& results, const Analysis& a) {
+  const RunEnvironment& env = results.environment;
+  const std::string key = env.target == "mps" || env.target == "mps-emu" ? "MPS"
+                          : env.target == "cuda"                         ? "CUDA"
+                          : env.target == "meta"                         ? "Meta"
+                                                                         : "CPU";
+  const std::string who = env.emulator.empty() ? "libtorch " + env.torch_version : "the emulated release";
+  std::vector<std::string> out;
+  for (const auto& c : a.coverage) {
+    if (c.status.empty()) continue;
+    std::string what;
+    if (c.status == "native")
+      what = fmt::format("{} implements for {}", who, key);
+    else if (c.status == "cpu_fallback")
+      what = fmt::format("{} registers for {} as always-CPU kernels", who, key);
+    else if (c.status == "composite_explicit")
+      what = "with one kernel for every backend (CompositeExplicitAutograd)";
+    else if (c.status == "composite_implicit")
+      what = "that decompose into other operators (CompositeImplicitAutograd)";
+    else if (c.status == "none")
+      what = fmt::format("without a {} kernel (the backend fallback)", key);
+    else
+      what = "of registry status " + c.status;
+    std::string sentence = fmt::format("of the {} operators {}, {} were probed", c.operators, what, c.probed);
+    if (c.has_float32 > 0) {
+      sentence += fmt::format(" and {} of the {} probed in float32 pass", c.pass_float32, c.has_float32);
+    }
+    out.push_back(sentence);
+  }
+  out.push_back(
+      fmt::format("{} op x dtype pairs of {} operators fall back to the CPU", a.fallback_records, a.fallbacks.size()));
+  return out;
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,105 @@
+// What a run's records add up to, computed once for every report: counts per verdict, operator groups, coverage
+// per registry status, the worst offenders, the operators that fall back, failures grouped by operator and by
+// message. Renderers only format these.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "results/results_file.h"
+
+namespace mps_audit {
+
+// The family an operator belongs to, from its name: "foreach", "linalg", "fft", "special", "sparse", "quantized",
+// "nested", "random", "backward", "nn" (convolution, pooling, normalisation, losses, activations, padding,
+// upsampling, attention, RNNs), "reduction", "indexing", "creation", "view", "pointwise" or "other".
+// JUnit suites and the HTML filters group by it.
+std::string_view op_group(std::string_view op);
+// Every group op_group() can return, in display order.
+const std::vector<std::string_view>& op_groups();
+
+struct VerdictCounts {
+  std::array<size_t, kAllVerdicts.size()> n{};
+  size_t total = 0;
+  size_t of(Verdict v) const;
+  void add(Verdict v);
+};
+VerdictCounts count_verdicts(const std::vector<ProbeResult>& records);
+
+// The dtypes of a run, in the order they were first seen.
+std::vector<std::string> dtypes_of(const std::vector<ProbeResult>& records);
+
+// Coverage of one registry status (native, cpu_fallback, ...; "" when the run had no registry): how many of its
+// operators were probed at all, and how their records came out.
+struct StatusCoverage {
+  std::string status;
+  size_t operators = 0;     // operators of this status in the run
+  size_t probed = 0;        // of them, with at least one record that is not a skip
+  size_t pass_float32 = 0;  // of them, whose float32 record is pass
+  size_t has_float32 = 0;   // of them, with a float32 record that is not a skip
+  VerdictCounts records;    // op x dtype records of this status
+};
+
+// One operator whose records went worst.
+struct Offender {
+  std::string op;
+  Verdict worst = Verdict::kPass;
+  std::vector<std::string> dtypes;  // those with the worst verdict
+  std::string message;              // of the first of them
+};
+
+// One operator that fell back to the CPU in at least one dtype.
+struct FallbackRow {
+  std::string op;
+  std::string registry_status;
+  std::map<std::string, Verdict> by_dtype;  // every probed dtype of the operator
+  std::vector<std::string> fallback_ops;    // the leaf operators that ran on the CPU, across dtypes
+  size_t fallback_dtypes = 0;
+};
+
+// Failures of one verdict, grouped.
+struct FailureGroup {
+  std::string key;                 // the operator, or the message
+  std::vector<std::string> items;  // dtypes (by operator) or "op dtype" (by message)
+  std::string detail;              // the message (by operator: of the first dtype) or ""
+  size_t distinct_messages = 1;    // by operator: how many different messages its dtypes gave
+};
+struct FailureSection {
+  Verdict verdict = Verdict::kError;
+  size_t records = 0;
+  std::vector<FailureGroup> by_operator;  // most dtypes first
+  std::vector<FailureGroup> by_message;   // most records first
+};
+
+struct Analysis {
+  VerdictCounts counts;
+  std::vector<std::string> dtypes;
+  size_t operators = 0;
+  std::vector<StatusCoverage> coverage;  // native first, then the other statuses in registry order
+  std::vector<Offender> worst;           // worst first, at most 10
+  std::vector<FallbackRow> fallbacks;    // most dtypes falling back first, then by name
+  size_t fallback_records = 0;
+  std::vector<FailureSection> failures;  // crash, timeout, error, mismatch, xpass, unsupported, xfail: those present
+  std::map<std::string, size_t> skip_reasons;                 // skip_reason -> records
+  std::vector<std::pair<std::string, size_t>> skip_messages;  // the most common skip messages (first 90 chars)
+};
+
+// The verdicts a failure section is made for, worst first.
+inline constexpr std::array<Verdict, 7> kFailureVerdicts = {
+    Verdict::kCrash, Verdict::kTimeout,     Verdict::kError, Verdict::kMismatch,
+    Verdict::kXpass, Verdict::kUnsupported, Verdict::kXfail};
+
+Analysis analyze(const Results& results);
+
+// Sentences of coverage, with their denominators, e.g. "of the 465 operators emulated 1.13.1 registers natively for
+// MPS, 458 pass in float32".
+std::vector<std::string> coverage_sentences(const Results& results, const Analysis& a);
+
+// One character per verdict for matrices, with a legend.
+std::string_view verdict_symbol(Verdict v);
+
+}  // namespace mps_audit

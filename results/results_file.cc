@@ -1,0 +1,173 @@
+// results.json: writing and reading the result model.
+#include "results/results_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/diagnostics.h"
+#include "common/output_file.h"
+
+namespace mps_audit {
+namespace {
+
+// JSON has no NaN or infinity: those are written as null, and read back as NaN.
+nlohmann::json number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
+double number_or(const nlohmann::json& j, const char* key, double fallback) {
+  if (!j.contains(key)) return fallback;
+  return j[key].is_number() ? j[key].get<double>() : std::nan("");
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ProbeResult& r) {
+  nlohmann::json j = {{"op", r.op},
+                      {"dtype", r.dtype},
+                      {"verdict", to_string(r.verdict)},
+                      {"fallback_ops", r.fallback_ops},
+                      {"message", r.message},
+                      {"sample", r.sample},
+                      {"samples", r.samples},
+                      {"registry_status", r.registry_status},
+                      {"warnings", r.warnings},
+                      {"seconds", number(r.seconds)}};
+  if (r.verdict == Verdict::kSkip) j["skip_reason"] = skip_reason(r);
+  if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
+    j["max_abs_error"] = number(r.max_abs_error);
+    j["max_rel_error"] = number(r.max_rel_error);
+    j["mismatches"] = r.mismatches;
+    j["first_mismatch"] = r.first_mismatch;
+  }
+  return j;
+}
+
+ProbeResult probe_result_from_json(const nlohmann::json& j) {
+  ProbeResult r;
+  r.op = j.at("op").get<std::string>();
+  r.dtype = j.at("dtype").get<std::string>();
+  const std::string verdict = j.at("verdict").get<std::string>();
+  const auto parsed = parse_verdict(verdict);
+  if (!parsed) throw std::invalid_argument(fmt::format("unknown verdict '{}' of {} {}", verdict, r.op, r.dtype));
+  r.verdict = *parsed;
+  r.fallback_ops = j.value("fallback_ops", std::vector<std::string>{});
+  r.message = j.value("message", "");
+  r.sample = j.value("sample", "");
+  r.samples = j.value("samples", 0);
+  r.registry_status = j.value("registry_status", "");
+  r.warnings = j.value("warnings", std::vector<std::string>{});
+  r.seconds = number_or(j, "seconds", 0.0);
+  r.max_abs_error = number_or(j, "max_abs_error", 0.0);
+  r.max_rel_error = number_or(j, "max_rel_error", 0.0);
+  r.mismatches = j.value("mismatches", int64_t{0});
+  r.first_mismatch = j.value("first_mismatch", "");
+  return r;
+}
+
+nlohmann::json to_json(const RunEnvironment& env) {
+  return {{"torch_version", env.torch_version},
+          {"target", env.target},
+          {"requested_target", env.requested},
+          {"device", env.device},
+          {"os", env.os},
+          {"fallback_mode", env.fallback_mode},
+          {"emulated", !env.emulator.empty()},
+          {"emulator", env.emulator},
+          {"spec", env.spec}};
+}
+
+RunEnvironment run_environment_from_json(const nlohmann::json& j) {
+  RunEnvironment env;
+  env.torch_version = j.value("torch_version", "");
+  env.target = j.value("target", "");
+  env.requested = j.value("requested_target", "");
+  env.device = j.value("device", "");
+  env.os = j.value("os", "");
+  env.fallback_mode = j.value("fallback_mode", "");
+  env.emulator = j.value("emulator", "");
+  env.spec = j.value("spec", "");
+  return env;
+}
+
+std::string where_it_ran(const RunEnvironment& env) {
+  return env.emulator.empty() ? fmt::format("{} ({})", env.target, env.device)
+                              : fmt::format("{} — {}", env.target, env.emulator);
+}
+
+std::string render_results_json(const Results& results) {
+  nlohmann::json doc;
+  doc["schema_version"] = kResultsSchemaVersion;
+  doc["environment"] = to_json(results.environment);
+  const RunProgress& p = results.run;
+  doc["run"] = {{"planned", p.planned},     {"finished", p.finished},       {"not_run", p.not_run()}, {"lost", 0},
+                {"complete", p.complete()}, {"interrupted", p.interrupted}, {"shard", p.shard}};
+  std::map<Verdict, size_t> n;
+  for (const auto& r : results.records) ++n[r.verdict];
+  nlohmann::json summary = {{"total", results.records.size()}};
+  for (Verdict v : kAllVerdicts) summary[std::string(to_string(v))] = n.count(v) ? n.at(v) : 0;
+  doc["summary"] = summary;
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : results.records) arr.push_back(to_json(r));
+  doc["results"] = std::move(arr);
+  return doc.dump(1) + "\n";
+}
+
+Results parse_results(const std::string& text, const std::string& path) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based, one past the offending character: turn it into line:col.
+    SourceLocation where{path, 1, 1};
+    const size_t end = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    for (size_t i = 0; i < end; ++i) {
+      if (text[i] == '\n') {
+        ++where.line;
+        where.column = 1;
+      } else {
+        ++where.column;
+      }
+    }
+    std::string what = e.what();
+    const size_t colon = what.rfind(": ");
+    throw UserError("not JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)), where);
+  }
+  if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array() || !doc.contains("environment")) {
+    throw UserError("not a results.json of mps-audit run (no \"environment\" and \"results\")", {path});
+  }
+  const int version = doc.value("schema_version", 0);
+  if (version < kOldestResultsSchemaVersion || version > kResultsSchemaVersion) {
+    throw UserError(fmt::format("results schema version {} is not one this mps-audit reads ({} to {}){}", version,
+                                kOldestResultsSchemaVersion, kResultsSchemaVersion,
+                                version > kResultsSchemaVersion ? ": it was written by a newer mps-audit" : ""),
+                    {path});
+  }
+  Results results;
+  results.schema_version = version;
+  try {
+    results.environment = run_environment_from_json(doc["environment"]);
+    for (const auto& r : doc["results"]) results.records.push_back(probe_result_from_json(r));
+    if (doc.contains("run")) {
+      const auto& run = doc["run"];
+      results.run.planned = run.value("planned", results.records.size());
+      results.run.finished = run.value("finished", results.records.size());
+      results.run.interrupted = run.value("interrupted", "");
+      results.run.shard = run.value("shard", "");
+    } else {  // schema 1: only complete runs were written
+      results.run.planned = results.run.finished = results.records.size();
+    }
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("not a results.json of mps-audit run: {}", e.what()), {path});
+  }
+  return results;
+}
+
+Results load_results(const std::string& path) {
+  return parse_results(read_file(path), path);
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,66 @@
+// The result model of a run: its environment, how complete it is, and one record per op x dtype. results.json is
+// its one serialisation (contract in docs/running.md); every report is rendered from it, so `mps-audit render`
+// can redo any report from a results.json alone.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/result.h"
+
+namespace mps_audit {
+
+// The schema results.json is written in, and the oldest one still read. Version 1 had no "run" block: such a file
+// is read as a complete run.
+inline constexpr int kResultsSchemaVersion = 2;
+inline constexpr int kOldestResultsSchemaVersion = 1;
+
+struct RunEnvironment {
+  std::string torch_version;
+  std::string target;         // "mps-emu"
+  std::string requested;      // what --target said ("auto")
+  std::string device;         // "mps:0 (emulated MPS (PyTorch 2.11.0 registry, macOS 14 rules))"
+  std::string os;             // "Linux 6.1.0"
+  std::string fallback_mode;  // "on" / "off" (PYTORCH_ENABLE_MPS_FALLBACK)
+  std::string emulator;       // the emulator's label, empty on a real device
+  std::string spec;           // path of the op spec
+};
+
+// How much of the planned work the records cover. A run that was interrupted is written all the same, marked
+// incomplete, with what finished.
+struct RunProgress {
+  size_t planned = 0;       // op x dtype probes in the plan (of this shard, for a shard)
+  size_t finished = 0;      // probes with a record
+  std::string interrupted;  // why the run stopped early ("SIGINT"), empty when it ran to the end
+  std::string shard;        // "2/3" for a shard of a run, empty for a whole run
+  bool complete() const { return interrupted.empty() && finished == planned; }
+  size_t not_run() const { return planned > finished ? planned - finished : 0; }
+};
+
+struct Results {
+  int schema_version = kResultsSchemaVersion;
+  RunEnvironment environment;
+  RunProgress run;
+  std::vector<ProbeResult> records;
+};
+
+nlohmann::json to_json(const ProbeResult& r);
+ProbeResult probe_result_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const RunEnvironment& env);
+RunEnvironment run_environment_from_json(const nlohmann::json& j);
+
+// results.json's text.
+std::string render_results_json(const Results& results);
+// Reads a results.json; throws UserError naming the file (and line:col of a syntax error) when it is missing, not
+// JSON, not a results file, or of a schema version this build does not read.
+Results load_results(const std::string& path);
+Results parse_results(const std::string& text, const std::string& path);
+
+// "mps-emu — emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)" or "cuda (cuda:0)": where a run ran, as every
+// report names it.
+std::string where_it_ran(const RunEnvironment& env);
+
+}  // namespace mps_audit
