@@ -3,7 +3,8 @@
 //
 // Exit codes:
 //   0  ran, and nothing regressed
-//   1  ran, and the gate failed (`run --fail-on` verdicts present, `registry diff --fail-on-lost` lost kernels)
+//   1  ran, and the gate failed (`run --fail-on` verdicts present, `diff` found a regression,
+//      `registry diff --fail-on-lost` lost kernels)
 //   2  bad input (flags, files) or a tool error; one "error: ..." line on standard error says which
 #include <exception>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "common/torch_info.h"
 #include "probe/runner.h"
 #include "registry/registry_command.h"
+#include "report/report_commands.h"
 
 namespace {
 
@@ -104,6 +106,32 @@ int main(int argc, char** argv) {
   run->add_option("--fail-on", run_opts.fail_on, "Exit 1 when any result has one of these verdicts")->delimiter(',');
   run->add_flag("!--no-progress", run_opts.progress, "No progress line");
 
+  RenderCommandOptions render_opts;
+  CLI::App* render = app.add_subcommand("render", "Write reports of a results.json again, in any format");
+  render->add_option("results", render_opts.input, "A results.json")->required();
+  render->add_option("--format", render_opts.formats, "json, md, html, junit, csv, badge")
+      ->delimiter(',')
+      ->capture_default_str();
+  render->add_option("-o,--out", render_opts.out_dir, "Folder for the reports (default: the results.json's)");
+  render->add_flag("--strict", render_opts.strict, "JUnit: unsupported and fallback are failures too");
+
+  DiffCommandOptions gate_opts;
+  CLI::App* gate = app.add_subcommand(
+      "diff", "The CI gate: what got worse from a baseline results.json to a new one (exit 1 on a regression)");
+  gate->add_option("base", gate_opts.base, "The baseline results.json")->required();
+  gate->add_option("new", gate_opts.now, "The new results.json")->required();
+  gate->add_option("--format", gate_opts.format, "text, md (for a PR comment) or json")->capture_default_str();
+  gate->add_option("-o,--output", gate_opts.output, "Write to this file instead of standard output");
+  gate->add_option("--update-baseline", gate_opts.update_baseline,
+                   "Write the new results here when nothing regressed (a ratchet)");
+
+  CompareCommandOptions compare_opts;
+  CLI::App* compare =
+      app.add_subcommand("compare", "Several runs side by side: one op x dtype matrix, a column group per run");
+  compare->add_option("results", compare_opts.inputs, "Two or more results.json files")->required();
+  compare->add_option("--format", compare_opts.format, "md, html or json")->capture_default_str();
+  compare->add_option("-o,--output", compare_opts.output, "Write to this file instead of standard output");
+
   WorkerOptions worker_opts;
   CLI::App* worker = app.add_subcommand("__worker", "");  // started by `run` (probe/runner.cc)
   worker->group("");
@@ -127,6 +155,9 @@ int main(int argc, char** argv) {
     if (run->parsed()) return run_audit(run_opts, std::cout, std::cerr);
     if (worker->parsed()) return run_worker(worker_opts, std::cout);
     if (diff->parsed()) return run_registry_diff(diff_opts, std::cout);
+    if (render->parsed()) return run_render(render_opts, std::cout);
+    if (gate->parsed()) return run_diff(gate_opts, std::cout);
+    if (compare->parsed()) return run_compare(compare_opts, std::cout);
     if (registry->parsed()) return run_registry(registry_opts, std::cout);
   } catch (const UserError& e) {
     std::cerr << format_diagnostic(e) << "\n";

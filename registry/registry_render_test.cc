@@ -46,37 +46,29 @@ RegistryDiff sample_diff() {
   return d;
 }
 
-void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = testing::source_path("tests/data/golden/" + name);
-  if (std::getenv("MPS_AUDIT_UPDATE_GOLDEN")) {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  EXPECT_EQ(actual, testing::slurp(path)) << "differs from " << path;
-}
-
 TEST(RegistryRenderGolden, Text) {
-  expect_golden("registry.txt", render_registry(sample_registry(), RegistryFormat::kText));
+  testing::expect_golden("registry.txt", render_registry(sample_registry(), RegistryFormat::kText));
 }
 
 TEST(RegistryRenderGolden, TextListingChosenStatuses) {
   RegistryRenderOptions options;
   options.statuses = {OpStatus::kNone, OpStatus::kCpuFallback};
-  expect_golden("registry-none-cpu_fallback.txt", render_registry(sample_registry(), RegistryFormat::kText, options));
+  testing::expect_golden("registry-none-cpu_fallback.txt",
+                         render_registry(sample_registry(), RegistryFormat::kText, options));
 }
 
 TEST(RegistryRenderGolden, Json) {
-  expect_golden("registry.json", render_registry(sample_registry(), RegistryFormat::kJson));
+  testing::expect_golden("registry.json", render_registry(sample_registry(), RegistryFormat::kJson));
 }
 
 TEST(RegistryRenderGolden, Markdown) {
-  expect_golden("registry.md", render_registry(sample_registry(), RegistryFormat::kMarkdown));
+  testing::expect_golden("registry.md", render_registry(sample_registry(), RegistryFormat::kMarkdown));
 }
 
 TEST(RegistryRenderGolden, DiffInEveryFormat) {
-  expect_golden("registry-diff.txt", render_registry_diff(sample_diff(), RegistryFormat::kText));
-  expect_golden("registry-diff.json", render_registry_diff(sample_diff(), RegistryFormat::kJson));
-  expect_golden("registry-diff.md", render_registry_diff(sample_diff(), RegistryFormat::kMarkdown));
+  testing::expect_golden("registry-diff.txt", render_registry_diff(sample_diff(), RegistryFormat::kText));
+  testing::expect_golden("registry-diff.json", render_registry_diff(sample_diff(), RegistryFormat::kJson));
+  testing::expect_golden("registry-diff.md", render_registry_diff(sample_diff(), RegistryFormat::kMarkdown));
 }
 
 // The JSON contract other tools rely on (ARCHITECTURE.md), checked field by field rather than by text.

@@ -3,54 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/markdown_writer.h"
 #include "report/renderers.h"
 #include "results/analysis.h"
 
 namespace mps_audit {
 namespace {
-
-// What is left out when the report would pass the limit is said in the report.
-constexpr size_t kReserve = 600;  // kept back for the closing lines
-
-class Writer {
- public:
-  explicit Writer(size_t limit) : limit_(limit > kReserve ? limit - kReserve : 0) {}
-  void add(const std::string& text) { out_ += text; }
-  // A table: as many rows as fit, then a line saying how many did not.
-  void table(const std::string& head, const std::vector<std::string>& rows, const std::string& what) {
-    if (rows.empty()) return;
-    if (out_.size() + head.size() >= limit_) {
-      left_out_.push_back(fmt::format("{} ({} rows)", what, rows.size()));
-      return;
-    }
-    out_ += head;
-    size_t shown = 0;
-    for (const auto& row : rows) {
-      if (out_.size() + row.size() >= limit_) break;
-      out_ += row;
-      ++shown;
-    }
-    if (shown < rows.size()) {
-      out_ += fmt::format("\n_{} of {} rows shown; the rest did not fit._\n", shown, rows.size());
-      left_out_.push_back(fmt::format("{} ({} of {} rows)", what, rows.size() - shown, rows.size()));
-    }
-  }
-  bool full() const { return out_.size() >= limit_; }
-  std::string finish() {
-    if (!left_out_.empty()) {
-      out_ += fmt::format(
-          "\n---\nLeft out to stay within {} characters: {}. Every record is in results.json, and the whole "
-          "matrix in results.html (`mps-audit render results.json --format html`).\n",
-          limit_ + kReserve, fmt::join(left_out_, "; "));
-    }
-    return std::move(out_);
-  }
-
- private:
-  size_t limit_;
-  std::string out_;
-  std::vector<std::string> left_out_;
-};
 
 std::string percent(size_t k, size_t n) {
   return n == 0 ? "0.0%" : fmt::format("{:.1f}%", 100.0 * static_cast<double>(k) / static_cast<double>(n));
@@ -90,7 +48,9 @@ std::string legend() {
 std::string render_markdown(const Results& results, const RenderOptions& options) {
   const RunEnvironment& env = results.environment;
   const Analysis a = analyze(results);
-  Writer w(options.markdown_limit);
+  MarkdownWriter w(
+      options.markdown_limit,
+      "results.json, and the whole matrix in results.html (`mps-audit render results.json --format html`)");
 
   w.add(fmt::format("# mps-audit: {}\n\n", where_it_ran(env)));
   if (!env.emulator.empty()) {
@@ -123,8 +83,8 @@ std::string render_markdown(const Results& results, const RenderOptions& options
   if (!a.worst.empty()) {
     std::vector<std::string> rows;
     for (const auto& o : a.worst) {
-      rows.push_back(fmt::format("| `{}` | {} | {} | {} |\n", o.op, to_string(o.worst),
-                                 fmt::join(o.dtypes, ", "), markdown_cell(o.message, 200)));
+      rows.push_back(fmt::format("| `{}` | {} | {} | {} |\n", o.op, to_string(o.worst), fmt::join(o.dtypes, ", "),
+                                 markdown_cell(o.message, 200)));
     }
     w.add("\n## Worst offenders\n\n");
     w.table("| operator | verdict | dtypes | message |\n| --- | --- | --- | --- |\n", rows, "worst offenders");
@@ -137,8 +97,7 @@ std::string render_markdown(const Results& results, const RenderOptions& options
         a.fallbacks.size(), a.fallback_records));
     std::vector<std::string> rows;
     for (const auto& f : a.fallbacks) {
-      rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status,
-                                 dtype_cells(a.dtypes, f.by_dtype),
+      rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status, dtype_cells(a.dtypes, f.by_dtype),
                                  markdown_cell(fmt::format("{}", fmt::join(f.fallback_ops, ", ")), 200)));
     }
     w.table(matrix_head("| operator | registry |", "| --- | --- |", a.dtypes, " ran on the CPU |", " --- |"), rows,
@@ -147,9 +106,6 @@ std::string render_markdown(const Results& results, const RenderOptions& options
 
   if (!a.failures.empty()) w.add("\n## Failures\n\nGrouped by operator and by message; click to open.\n");
   for (const auto& s : a.failures) {
-    w.add(
-        fmt::format("\n<details><summary><b>{}</b>: {} op x dtype of {} operators, {} distinct messages</summary>\n\n",
-                    to_string(s.verdict), s.records, s.by_operator.size(), s.by_message.size()));
     std::vector<std::string> by_message;
     for (const auto& g : s.by_message) {
       std::vector<std::string> shown(g.items.begin(), g.items.begin() + std::min<size_t>(g.items.size(), 6));
@@ -157,17 +113,21 @@ std::string render_markdown(const Results& results, const RenderOptions& options
                                        markdown_cell(fmt::format("{}", fmt::join(shown, ", ")), 200),
                                        g.items.size() > shown.size() ? ", ..." : ""));
     }
-    w.table("By message:\n\n| op x dtype | message | for example |\n| ---: | --- | --- |\n", by_message,
-            std::string(to_string(s.verdict)) + " messages");
     std::vector<std::string> by_operator;
     for (const auto& g : s.by_operator) {
-      by_operator.push_back(fmt::format(
-          "| `{}` | {} | {}{} |\n", g.key, fmt::join(g.items, ", "), markdown_cell(g.detail, 200),
-          g.distinct_messages > 1 ? fmt::format(" (+{} other messages)", g.distinct_messages - 1) : ""));
+      by_operator.push_back(
+          fmt::format("| `{}` | {} | {}{} |\n", g.key, fmt::join(g.items, ", "), markdown_cell(g.detail, 200),
+                      g.distinct_messages > 1 ? fmt::format(" (+{} other messages)", g.distinct_messages - 1) : ""));
     }
-    w.table("\nBy operator:\n\n| operator | dtypes | message |\n| --- | --- | --- |\n", by_operator,
-            std::string(to_string(s.verdict)) + " operators");
-    w.add("\n</details>\n");
+    const std::string name(to_string(s.verdict));
+    w.details(fmt::format("<b>{}</b>: {} op x dtype of {} operators, {} distinct messages", name, s.records,
+                          s.by_operator.size(), s.by_message.size()),
+              [&] {
+                w.table("By message:\n\n| op x dtype | message | for example |\n| ---: | --- | --- |\n", by_message,
+                        name + " messages");
+                w.table("\nBy operator:\n\n| operator | dtypes | message |\n| --- | --- | --- |\n", by_operator,
+                        name + " operators");
+              });
   }
 
   if (a.counts.of(Verdict::kSkip) > 0) {
@@ -194,8 +154,7 @@ std::string render_markdown(const Results& results, const RenderOptions& options
     row[r.dtype] = r.verdict;
   }
   for (const auto& op : ops) {
-    rows.push_back(
-        fmt::format("| `{}` | {} |{}\n", op, op_group(op), dtype_cells(a.dtypes, matrix[op])));
+    rows.push_back(fmt::format("| `{}` | {} |{}\n", op, op_group(op), dtype_cells(a.dtypes, matrix[op])));
   }
   w.add("\n## Operator x dtype\n\n" + legend() + "\n");
   w.table(matrix_head("| operator | group |", "| --- | --- |", a.dtypes), rows, "matrix");

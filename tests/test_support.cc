@@ -29,6 +29,15 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = source_path("tests/data/golden/" + name);
+  if (std::getenv("MPS_AUDIT_UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  EXPECT_EQ(actual, slurp(path)) << "differs from " << path;
+}
+
 CommandResult run_mps_audit(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
   TempDir dir;
   const std::string out_path = dir.path() + "/out", err_path = dir.path() + "/err";

@@ -35,6 +35,9 @@ class TempDir {
 
 std::string slurp(const std::string& path);
 
+// Compares `actual` with tests/data/golden/NAME; MPS_AUDIT_UPDATE_GOLDEN=1 rewrites the file instead.
+void expect_golden(const std::string& name, const std::string& actual);
+
 // A bad input and the one diagnostic it must give: where (1-based) and a part of the message.
 struct BadInput {
   const char* name;  // the test's name

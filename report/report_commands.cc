@@ -1,0 +1,83 @@
+// Bodies of `render`, `diff` and `compare`.
+#include "report/report_commands.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/diagnostics.h"
+#include "common/output_file.h"
+#include "common/paths.h"
+#include "common/text.h"
+#include "report/diff_report.h"
+#include "report/renderers.h"
+
+namespace mps_audit {
+namespace {
+
+void check_format(const std::string& format, const std::vector<std::string>& allowed, const char* flag) {
+  if (std::find(allowed.begin(), allowed.end(), format) != allowed.end()) return;
+  throw UserError(fmt::format("unknown {} '{}', expected one of {}{}", flag, format, fmt::join(allowed, ", "),
+                              did_you_mean(format, allowed)));
+}
+
+void emit(const std::string& text, const std::string& output, std::ostream& out) {
+  if (output.empty()) {
+    out << text;
+  } else {
+    write_file_atomically(output, text);
+  }
+}
+
+}  // namespace
+
+int run_render(const RenderCommandOptions& o, std::ostream& out) {
+  check_report_formats(o.formats);
+  const Results results = load_results(o.input);
+  RenderOptions render;
+  render.strict = o.strict;
+  const std::string dir = o.out_dir.empty() ? parent_path(o.input) : o.out_dir;
+  for (const auto& path : write_reports(results, o.formats, dir, render)) out << "wrote " << path << "\n";
+  return kExitOk;
+}
+
+int run_diff(const DiffCommandOptions& o, std::ostream& out) {
+  check_format(o.format, {"text", "md", "json"}, "--format");
+  const Results base = load_results(o.base);
+  const Results now = load_results(o.now);
+  const RunDiff d = diff_runs(base, now);
+  emit(render_diff(d, o.format), o.output, out);
+  if (!o.update_baseline.empty()) {
+    if (d.has_regressions()) {
+      out << fmt::format("baseline {} not updated: {} regressions (a baseline only moves forward)\n", o.update_baseline,
+                         d.regressions.size());
+    } else {
+      write_file_atomically(o.update_baseline, render_results_json(now));
+      out << fmt::format("baseline {} updated from {}\n", o.update_baseline, o.now);
+    }
+  }
+  return d.has_regressions() ? kExitGateFailed : kExitOk;
+}
+
+int run_compare(const CompareCommandOptions& o, std::ostream& out) {
+  check_format(o.format, {"md", "html", "json"}, "--format");
+  if (o.inputs.size() < 2) throw UserError("compare needs at least two results.json files");
+  std::vector<Results> runs;
+  for (const auto& path : o.inputs) runs.push_back(load_results(path));
+  emit(render_comparison(compare_runs(runs), runs, o.format), o.output, out);
+  return kExitOk;
+}
+
+void check_baseline(const std::string& baseline) {
+  load_results(baseline);
+}
+
+int apply_baseline_gate(const Results& now, const std::string& baseline, const std::string& out_dir,
+                        std::ostream& out) {
+  const RunDiff d = diff_runs(load_results(baseline), now);
+  write_file_atomically(join_path(out_dir, "diff.md"), render_diff(d, "md"));
+  out << render_diff(d, "text");
+  return d.has_regressions() ? kExitGateFailed : kExitOk;
+}
+
+}  // namespace mps_audit

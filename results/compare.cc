@@ -1,0 +1,61 @@
+// Putting runs side by side (see compare.h).
+#include "results/compare.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace mps_audit {
+
+std::string run_label(const RunEnvironment& env) {
+  if (!env.emulator.empty()) return env.emulator;
+  return fmt::format("{}, libtorch {}", env.target.empty() ? "unknown target" : env.target, env.torch_version);
+}
+
+Comparison compare_runs(const std::vector<Results>& runs) {
+  Comparison c;
+  std::map<std::string, size_t> row_of;
+  std::set<std::string> dtypes_seen;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string label = run_label(runs[i].environment);
+    if (std::count(c.labels.begin(), c.labels.end(), label)) label += fmt::format(" (run {})", i + 1);
+    c.labels.push_back(label);
+    c.counts.push_back(count_verdicts(runs[i].records));
+    for (const auto& r : runs[i].records) {
+      if (dtypes_seen.insert(r.dtype).second) c.dtypes.push_back(r.dtype);
+      row_of.emplace(r.op, 0);
+    }
+  }
+  for (auto& [op, index] : row_of) {  // by name
+    index = c.rows.size();
+    c.rows.push_back({op, std::vector<std::map<std::string, Verdict>>(runs.size()), false});
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& r : runs[i].records) c.rows[row_of[r.op]].cells[i][r.dtype] = r.verdict;
+  }
+  for (auto& row : c.rows) {
+    for (size_t i = 1; i < row.cells.size() && !row.differs; ++i) row.differs = row.cells[i] != row.cells[0];
+  }
+  for (size_t i = 0; i + 1 < runs.size(); ++i) c.steps.push_back(diff_runs(runs[i], runs[i + 1]));
+  return c;
+}
+
+std::vector<std::string> fallbacks_fixed(const RunDiff& step) {
+  std::vector<std::string> out;
+  for (const auto& ch : step.improvements) {
+    if (ch.before == Verdict::kFallback && ch.after == Verdict::kPass) out.push_back(ch.op + " " + ch.dtype);
+  }
+  return out;
+}
+
+std::vector<std::string> fallbacks_introduced(const RunDiff& step) {
+  std::vector<std::string> out;
+  for (const auto& ch : step.regressions) {
+    if (ch.in_new && ch.before == Verdict::kPass && ch.after == Verdict::kFallback)
+      out.push_back(ch.op + " " + ch.dtype);
+  }
+  return out;
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,70 @@
+// Tests of reading results.json: round trips, old schemas, and one diagnostic for each kind of bad file.
+#include "results/results_file.h"
+
+#include <gtest/gtest.h>
+
+#include "common/diagnostics.h"
+
+namespace mps_audit {
+namespace {
+
+Results sample() {
+  Results r;
+  r.environment.target = "mps-emu";
+  r.environment.emulator = "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)";
+  r.run = {3, 1, "SIGTERM", "2/3"};
+  ProbeResult p;
+  p.op = "aten::sin";
+  p.dtype = "float16";
+  p.verdict = Verdict::kMismatch;
+  p.max_abs_error = 0.5;
+  p.mismatches = 2;
+  p.fallback_ops = {"aten::sin.out"};
+  r.records.push_back(p);
+  return r;
+}
+
+TEST(ResultsFile, RoundTrips) {
+  const Results a = sample();
+  const Results b = parse_results(render_results_json(a), "x.json");
+  EXPECT_EQ(render_results_json(b), render_results_json(a));
+  EXPECT_EQ(b.run.shard, "2/3");
+  EXPECT_EQ(b.run.interrupted, "SIGTERM");
+  EXPECT_FALSE(b.run.complete());
+  EXPECT_EQ(b.run.not_run(), 2u);
+  EXPECT_EQ(b.records.at(0).fallback_ops, std::vector<std::string>{"aten::sin.out"});
+}
+
+TEST(ResultsFile, SchemaOneIsReadAsACompleteRun) {
+  const Results r = parse_results(
+      R"({"schema_version": 1, "environment": {"target": "cpu"}, "summary": {},
+          "results": [{"op": "aten::sin", "dtype": "float32", "verdict": "pass"}]})",
+      "old.json");
+  EXPECT_TRUE(r.run.complete());
+  EXPECT_EQ(r.run.planned, 1u);
+  EXPECT_EQ(r.records.at(0).verdict, Verdict::kPass);
+}
+
+void expect_bad(const std::string& text, const std::string& where, const std::string& message) {
+  try {
+    parse_results(text, "r.json");
+    FAIL() << "no error for " << text;
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().to_string(), where);
+    EXPECT_NE(e.message().find(message), std::string::npos) << e.message();
+  }
+}
+
+TEST(ResultsFile, BadFilesGiveOneDiagnostic) {
+  expect_bad("{\n  \"results\": [1,\n", "r.json:3:1", "not JSON");
+  expect_bad(R"({"ops": []})", "r.json", "not a results.json");
+  expect_bad(R"({"schema_version": 9, "environment": {}, "results": []})", "r.json", "written by a newer mps-audit");
+  expect_bad(R"({"schema_version": 2, "environment": {}, "results": [{"op": "aten::sin", "dtype": "float32",
+              "verdict": "fine"}]})",
+             "r.json", "unknown verdict 'fine'");
+  expect_bad(R"({"schema_version": 2, "environment": {}, "results": [{"dtype": "float32"}]})", "r.json",
+             "not a results.json");
+}
+
+}  // namespace
+}  // namespace mps_audit
