@@ -1,0 +1,111 @@
+// End-to-end tests of the subcommands that read results.json: `render`, `diff` (the CI gate and its ratchet) and
+// `compare`, with the fixtures of tests/data/golden/results/.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "common/paths.h"
+#include "test_support.h"
+
+namespace mps_audit {
+namespace {
+
+using testing::run_mps_audit;
+using testing::TempDir;
+
+std::string fixture(const std::string& name) {
+  return testing::source_path("tests/data/golden/results/" + name);
+}
+
+void expect_one_diagnostic(const testing::CommandResult& r, const std::string& start) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind(start, 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("error:", 1), std::string::npos) << r.err;
+}
+
+TEST(CliReport, RenderWritesEveryFormatFromAResultsFile) {
+  TempDir dir;
+  const auto r = run_mps_audit(
+      {"render", fixture("run.json"), "--format", "json,md,html,junit,csv,badge", "-o", dir.path() + "/reports"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name :
+       {"results.json", "results.md", "results.html", "results.junit.xml", "results.csv", "badge.svg"}) {
+    EXPECT_TRUE(path_exists(dir.path() + "/reports/" + name)) << name;
+  }
+  // Rendering is a pure function of results.json: the JSON it writes renders the same Markdown again.
+  const auto again = run_mps_audit({"render", dir.path() + "/reports/results.json", "--format", "md"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(testing::slurp(dir.path() + "/reports/results.md"), testing::slurp(fixture("run.md")));
+}
+
+TEST(CliReport, MarkdownIsAppendedToTheGithubStepSummary) {
+  TempDir dir;
+  const std::string summary = dir.write("summary.md", "earlier step\n");
+  const auto r = run_mps_audit({"render", fixture("run.json"), "--format", "md", "-o", dir.path()},
+                               {"GITHUB_STEP_SUMMARY=" + summary});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = testing::slurp(summary);
+  EXPECT_EQ(text.rfind("earlier step\n# mps-audit: ", 0), 0u) << text.substr(0, 200);
+}
+
+TEST(CliReport, DiffExitsOneOnARegressionAndZeroOtherwise) {
+  const auto regressed = run_mps_audit({"diff", fixture("base.json"), fixture("run.json")});
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.err;
+  EXPECT_NE(regressed.out.find("gate: FAILED, 4 regressions"), std::string::npos) << regressed.out;
+  // A run against itself: nothing changed.
+  const auto same = run_mps_audit({"diff", fixture("run.json"), fixture("run.json"), "--format", "json"});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  const auto doc = nlohmann::json::parse(same.out);
+  EXPECT_EQ(doc["gate"], "passed");
+  EXPECT_EQ(doc["unchanged"], 16);
+  const auto md = run_mps_audit({"diff", fixture("base.json"), fixture("run.json"), "--format", "md"});
+  EXPECT_EQ(md.exit_code, 1);
+  EXPECT_EQ(md.out.rfind("## mps-audit diff: ❌ 4 regressions", 0), 0u) << md.out;
+}
+
+TEST(CliReport, TheBaselineOnlyMovesForward) {
+  TempDir dir;
+  const std::string baseline = dir.path() + "/baseline.json";
+  // A regression: the baseline is not written.
+  auto r = run_mps_audit({"diff", fixture("base.json"), fixture("run.json"), "--update-baseline", baseline});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("not updated: 4 regressions"), std::string::npos) << r.out;
+  EXPECT_FALSE(path_exists(baseline));
+  // No regression: the new results become the baseline, and diffing against it passes.
+  r = run_mps_audit({"diff", fixture("run.json"), fixture("run.json"), "--update-baseline", baseline});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(path_exists(baseline));
+  EXPECT_EQ(run_mps_audit({"diff", baseline, fixture("run.json")}).exit_code, 0);
+  EXPECT_EQ(run_mps_audit({"diff", baseline, fixture("base.json")}).exit_code, 1);
+}
+
+TEST(CliReport, CompareNamesEachRunByItsEnvironment) {
+  TempDir dir;
+  const auto r = run_mps_audit(
+      {"compare", fixture("base.json"), fixture("run.json"), "--format", "json", "-o", dir.path() + "/c.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(testing::slurp(dir.path() + "/c.json"));
+  ASSERT_EQ(doc["runs"].size(), 2u);
+  EXPECT_EQ(doc["runs"][0]["label"], "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)");
+  EXPECT_EQ(doc["runs"][1]["label"], "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules) (run 2)");
+  EXPECT_EQ(doc["steps"][0]["fallbacks_introduced"], nlohmann::json({"aten::cumsum float32"}));
+}
+
+TEST(CliReport, BadInputGivesOneDiagnosticAndWritesNothing) {
+  TempDir dir;
+  const std::string missing = dir.path() + "/missing.json";
+  expect_one_diagnostic(run_mps_audit({"render", missing}), "error: " + missing + ": cannot read file");
+  const std::string broken = dir.write("broken.json", "{\"results\": [\n  {\"op\": }\n");
+  expect_one_diagnostic(run_mps_audit({"diff", broken, fixture("run.json")}), "error: " + broken + ":2:10: not JSON");
+  const std::string registry = dir.write("registry.json", "{\"ops\": []}");
+  expect_one_diagnostic(run_mps_audit({"compare", registry, fixture("run.json")}),
+                        "error: " + registry + ": not a results.json");
+  expect_one_diagnostic(run_mps_audit({"compare", fixture("run.json")}), "error: compare needs at least two");
+  expect_one_diagnostic(run_mps_audit({"render", fixture("run.json"), "--format", "pdf", "-o", dir.path() + "/o"}),
+                        "error: unknown format 'pdf'");
+  EXPECT_FALSE(path_exists(dir.path() + "/o"));
+  expect_one_diagnostic(run_mps_audit({"diff", fixture("run.json"), fixture("run.json"), "--format", "yaml"}),
+                        "error: unknown --format 'yaml'");
+}
+
+}  // namespace
+}  // namespace mps_audit
