@@ -9,7 +9,7 @@ set -euo pipefail
 [ "${MPS_AUDIT_SKIP_SETUP:-0}" = 1 ] && exit 0
 
 debian_packages=(cmake g++ make libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-                 libbenchmark-dev ccache)
+                 libbenchmark-dev ccache libxml2-utils)
 # Debian's libtorch, and its Python bindings with torchgen for the oracle tests.
 [ -z "${TORCH_PREFIX:-}" ] && debian_packages+=(libtorch-dev python3-torch)
 
