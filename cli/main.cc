@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
   run->add_option("--timeout", run_opts.timeout_s, "Seconds one probe may take")->capture_default_str();
   run->add_option("-j,--jobs", run_opts.jobs, "Worker processes (default: one per core)");
   run->add_option("--fail-on", run_opts.fail_on, "Exit 1 when any result has one of these verdicts")->delimiter(',');
+  run->add_option("--baseline", run_opts.baseline, "Exit 1 when a verdict got worse than in this results.json");
+  run->add_flag("--strict", run_opts.strict, "JUnit: unsupported and fallback are failures too");
   run->add_flag("!--no-progress", run_opts.progress, "No progress line");
 
   RenderCommandOptions render_opts;

@@ -50,6 +50,7 @@
 #include "registry/registry_command.h"
 #include "registry/release_data.h"
 #include "report/renderers.h"
+#include "report/report_commands.h"
 #include "results/results_file.h"
 
 extern char** environ;
@@ -374,6 +375,7 @@ class Progress {
 
 int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   check_report_formats(o.formats);
+  if (!o.baseline.empty()) check_baseline(o.baseline);
   if (o.fallback != "on" && o.fallback != "off") {
     throw UserError(fmt::format("--fallback must be on or off, not '{}'", o.fallback));
   }
@@ -480,13 +482,17 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   doc.run.planned = plan.size();
   doc.run.finished = done;
   doc.records = std::move(results);
-  write_reports(doc, o.formats, o.out_dir);
+  RenderOptions render;
+  render.strict = o.strict;
+  write_reports(doc, o.formats, o.out_dir, render);
   out << render_summary(doc);
   out << fmt::format("reports in {}/ ({})\n", o.out_dir, fmt::join(o.formats, ", "));
+  int exit_code = kExitOk;
+  if (!o.baseline.empty()) exit_code = apply_baseline_gate(doc, o.baseline, o.out_dir, out);
   for (const auto& r : doc.records) {
     if (std::find(fail_on.begin(), fail_on.end(), r.verdict) != fail_on.end()) return kExitGateFailed;
   }
-  return kExitOk;
+  return exit_code;
 }
 
 int run_worker(const WorkerOptions& o, std::ostream& out) {

@@ -21,6 +21,8 @@ struct RunOptions {
   double timeout_s = 60;             // per probe
   int jobs = 0;                      // worker processes; 0: one per core
   std::vector<std::string> fail_on;  // verdicts that fail the run (exit 1)
+  std::string baseline;              // results.json to gate on (exit 1 on a regression); empty: none
+  bool strict = false;               // JUnit: unsupported and fallback fail too
   std::string self;                  // this executable, to start workers with
   bool progress = true;
 };

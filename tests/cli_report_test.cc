@@ -78,6 +78,41 @@ TEST(CliReport, TheBaselineOnlyMovesForward) {
   EXPECT_EQ(run_mps_audit({"diff", baseline, fixture("base.json")}).exit_code, 1);
 }
 
+TEST(CliReport, RunWithABaselineFailsOnARegression) {
+  TempDir dir;
+  // On emulated 1.13.1 cumsum falls back to the CPU; a baseline in which it passed makes that a regression.
+  const std::string baseline = dir.write("baseline.json", R"({"schema_version": 2, "environment": {},
+    "results": [{"op": "aten::cumsum", "dtype": "float32", "verdict": "pass"}]})");
+  const std::vector<std::string> run = {"run",
+                                        "--target",
+                                        "mps-emu",
+                                        "--emu-release",
+                                        testing::source_path("data/pytorch-1.13.1"),
+                                        "--spec",
+                                        testing::source_path("opspec.yaml"),
+                                        "--ops",
+                                        "^aten::cumsum$",
+                                        "--dtypes",
+                                        "float32",
+                                        "--no-progress"};
+  std::vector<std::string> args = run;
+  args.insert(args.end(), {"--out", dir.path() + "/out", "--baseline", baseline});
+  auto r = run_mps_audit(args);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("aten::cumsum float32: pass -> fallback"), std::string::npos) << r.out;
+  EXPECT_NE(testing::slurp(dir.path() + "/out/diff.md").find("❌ 1 regressions"), std::string::npos);
+  // Against its own results the run passes the gate.
+  args = run;
+  args.insert(args.end(), {"--out", dir.path() + "/again", "--baseline", dir.path() + "/out/results.json"});
+  r = run_mps_audit(args);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // A baseline that cannot be read stops the run before it starts.
+  args = run;
+  args.insert(args.end(), {"--out", dir.path() + "/none", "--baseline", dir.path() + "/missing.json"});
+  expect_one_diagnostic(run_mps_audit(args), "error: " + dir.path() + "/missing.json: cannot read file");
+  EXPECT_FALSE(path_exists(dir.path() + "/none"));
+}
+
 TEST(CliReport, CompareNamesEachRunByItsEnvironment) {
   TempDir dir;
   const auto r = run_mps_audit(
