@@ -326,14 +326,15 @@ std::vector<std::string> coverage_sentences(const Results& results, const Analys
       what = fmt::format("without a {} kernel (the backend fallback)", key);
     else
       what = "of registry status " + c.status;
-    std::string sentence = fmt::format("of the {} operators {}, {} were probed", c.operators, what, c.probed);
-    if (c.has_float32 > 0) {
-      sentence += fmt::format(" and {} of the {} probed in float32 pass", c.pass_float32, c.has_float32);
-    }
+    std::string sentence =
+        fmt::format("{} operator{} {}: {} probed", c.operators, c.operators == 1 ? "" : "s", what, c.probed);
+    if (c.has_float32 > 0)
+      sentence += fmt::format(", {} of the {} probed in float32 pass", c.pass_float32, c.has_float32);
     out.push_back(sentence);
   }
-  out.push_back(
-      fmt::format("{} op x dtype pairs of {} operators fall back to the CPU", a.fallback_records, a.fallbacks.size()));
+  out.push_back(fmt::format("fall back to the CPU: {} op x dtype pair{} of {} operator{}", a.fallback_records,
+                            a.fallback_records == 1 ? "" : "s", a.fallbacks.size(),
+                            a.fallbacks.size() == 1 ? "" : "s"));
   return out;
 }
 
