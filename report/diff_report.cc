@@ -153,17 +153,24 @@ std::string render_comparison_md(const Comparison& c, const std::vector<Results>
   }
   for (size_t s = 0; s < c.steps.size(); ++s) {
     const RunDiff& step = c.steps[s];
-    const auto fixed = fallbacks_fixed(step), introduced = fallbacks_introduced(step);
+    const DtypesByOp fixed = fallbacks_fixed(step), introduced = fallbacks_introduced(step);
+    const auto pairs = [](const DtypesByOp& by_op) {
+      size_t n = 0;
+      for (const auto& [op, dtypes] : by_op) n += dtypes.size();
+      return n;
+    };
     w.add(
-        fmt::format("\n## From run {} to run {}\n\n{}: {} fallbacks fixed (fallback -> pass), {} introduced "
-                    "(pass -> fallback).\n",
-                    s + 1, s + 2, headline(step), fixed.size(), introduced.size()));
+        fmt::format("\n## From run {} to run {}\n\n{}.\n\nFallbacks fixed (fallback -> pass): {} op x dtype of {} "
+                    "operators; introduced (pass -> fallback): {} of {}.\n",
+                    s + 1, s + 2, headline(step), pairs(fixed), fixed.size(), pairs(introduced), introduced.size()));
     for (const auto& [what, list] :
-         {std::pair{"Fallbacks fixed", &fixed}, std::pair{"Fallbacks introduced", &introduced}}) {
+         {std::pair{"Fallbacks introduced", &introduced}, std::pair{"Fallbacks fixed", &fixed}}) {
       if (list->empty()) continue;
       std::vector<std::string> rows;
-      for (const auto& item : *list) rows.push_back(fmt::format("| `{}` |\n", item));
-      w.details(fmt::format("{} ({})", what, list->size()), [&] { w.table("| op dtype |\n| --- |\n", rows, what); });
+      for (const auto& [op, dtypes] : *list)
+        rows.push_back(fmt::format("| `{}` | {} |\n", op, fmt::join(dtypes, ", ")));
+      w.details(fmt::format("{} ({} operators)", what, list->size()),
+                [&] { w.table("| operator | dtypes |\n| --- | --- |\n", rows, what); });
     }
   }
   size_t same = 0;
@@ -194,6 +201,12 @@ std::string render_comparison_md(const Comparison& c, const std::vector<Results>
   return w.finish();
 }
 
+nlohmann::json by_op_json(const DtypesByOp& by_op) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [op, dtypes] : by_op) j[op] = dtypes;
+  return j;
+}
+
 std::string render_comparison_json(const Comparison& c, const std::vector<Results>& runs) {
   nlohmann::json doc;
   doc["runs"] = nlohmann::json::array();
@@ -217,8 +230,8 @@ std::string render_comparison_json(const Comparison& c, const std::vector<Result
   for (size_t s = 0; s < c.steps.size(); ++s) {
     doc["steps"].push_back({{"from", s + 1},
                             {"to", s + 2},
-                            {"fallbacks_fixed", fallbacks_fixed(c.steps[s])},
-                            {"fallbacks_introduced", fallbacks_introduced(c.steps[s])},
+                            {"fallbacks_fixed", by_op_json(fallbacks_fixed(c.steps[s]))},
+                            {"fallbacks_introduced", by_op_json(fallbacks_introduced(c.steps[s]))},
                             {"regressions", c.steps[s].regressions.size()},
                             {"improvements", c.steps[s].improvements.size()}});
   }

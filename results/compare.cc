@@ -41,21 +41,26 @@ Comparison compare_runs(const std::vector<Results>& runs) {
   return c;
 }
 
-std::vector<std::string> fallbacks_fixed(const RunDiff& step) {
-  std::vector<std::string> out;
-  for (const auto& ch : step.improvements) {
-    if (ch.before == Verdict::kFallback && ch.after == Verdict::kPass) out.push_back(ch.op + " " + ch.dtype);
+namespace {
+
+DtypesByOp changes_from_to(const std::vector<RecordChange>& changes, Verdict from, Verdict to) {
+  DtypesByOp out;
+  for (const auto& ch : changes) {
+    if (!ch.in_base || !ch.in_new || ch.before != from || ch.after != to) continue;
+    if (out.empty() || out.back().first != ch.op) out.push_back({ch.op, {}});
+    out.back().second.push_back(ch.dtype);
   }
   return out;
 }
 
-std::vector<std::string> fallbacks_introduced(const RunDiff& step) {
-  std::vector<std::string> out;
-  for (const auto& ch : step.regressions) {
-    if (ch.in_new && ch.before == Verdict::kPass && ch.after == Verdict::kFallback)
-      out.push_back(ch.op + " " + ch.dtype);
-  }
-  return out;
+}  // namespace
+
+DtypesByOp fallbacks_fixed(const RunDiff& step) {
+  return changes_from_to(step.improvements, Verdict::kFallback, Verdict::kPass);
+}
+
+DtypesByOp fallbacks_introduced(const RunDiff& step) {
+  return changes_from_to(step.regressions, Verdict::kPass, Verdict::kFallback);
 }
 
 }  // namespace mps_audit

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "results/analysis.h"
@@ -29,8 +30,10 @@ std::string run_label(const RunEnvironment& env);
 
 Comparison compare_runs(const std::vector<Results>& runs);
 
-// The fallbacks a step fixed (fallback -> pass) and introduced (pass -> fallback), as "op dtype".
-std::vector<std::string> fallbacks_fixed(const RunDiff& step);
-std::vector<std::string> fallbacks_introduced(const RunDiff& step);
+// The fallbacks a step fixed (fallback -> pass) and introduced (pass -> fallback): operator -> its dtypes, in the
+// order the diff lists them.
+using DtypesByOp = std::vector<std::pair<std::string, std::vector<std::string>>>;
+DtypesByOp fallbacks_fixed(const RunDiff& step);
+DtypesByOp fallbacks_introduced(const RunDiff& step);
 
 }  // namespace mps_audit

@@ -122,7 +122,7 @@ TEST(CliReport, CompareNamesEachRunByItsEnvironment) {
   ASSERT_EQ(doc["runs"].size(), 2u);
   EXPECT_EQ(doc["runs"][0]["label"], "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)");
   EXPECT_EQ(doc["runs"][1]["label"], "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules) (run 2)");
-  EXPECT_EQ(doc["steps"][0]["fallbacks_introduced"], nlohmann::json({"aten::cumsum float32"}));
+  EXPECT_EQ(doc["steps"][0]["fallbacks_introduced"], nlohmann::json({{"aten::cumsum", {"float32"}}}));
 }
 
 TEST(CliReport, BadInputGivesOneDiagnosticAndWritesNothing) {
