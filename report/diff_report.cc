@@ -160,9 +160,9 @@ std::string render_comparison_md(const Comparison& c, const std::vector<Results>
       return n;
     };
     w.add(
-        fmt::format("\n## From run {} to run {}\n\n{}.\n\nFallbacks fixed (fallback -> pass): {} op x dtype of {} "
-                    "operators; introduced (pass -> fallback): {} of {}.\n",
-                    s + 1, s + 2, headline(step), pairs(fixed), fixed.size(), pairs(introduced), introduced.size()));
+        fmt::format("\n## From run {} to run {}\n\n{}.\n\nFallbacks introduced (pass -> fallback): {} op x dtype of {} "
+                    "operators; fixed (fallback -> pass): {} of {}.\n",
+                    s + 1, s + 2, headline(step), pairs(introduced), introduced.size(), pairs(fixed), fixed.size()));
     for (const auto& [what, list] :
          {std::pair{"Fallbacks introduced", &introduced}, std::pair{"Fallbacks fixed", &fixed}}) {
       if (list->empty()) continue;
