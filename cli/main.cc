@@ -5,6 +5,7 @@
 //   0  ran, and nothing regressed
 //   1  ran, and the gate failed (`run --fail-on` verdicts present, `registry diff --fail-on-lost` lost kernels)
 //   2  bad input (flags, files) or a tool error; one "error: ..." line on standard error says which
+//   130, 143  `run` stopped by SIGINT, SIGTERM: the reports of what finished are written, marked incomplete
 #include <exception>
 #include <iostream>
 #include <string>
@@ -20,6 +21,7 @@
 #include "common/torch_info.h"
 #include "probe/runner.h"
 #include "registry/registry_command.h"
+#include "results/merge.h"
 
 namespace {
 
@@ -100,18 +102,28 @@ int main(int argc, char** argv) {
   run->add_option("--emu-macos", run_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
       ->capture_default_str();
   run->add_option("--timeout", run_opts.timeout_s, "Seconds one probe may take")->capture_default_str();
-  run->add_option("-j,--jobs", run_opts.jobs, "Worker processes (default: one per core)");
+  run->add_option_function<int>(
+      "-j,--jobs", [&](const int& n) { run_opts.jobs = n; }, "Worker processes (default: one per core)");
   run->add_option("--fail-on", run_opts.fail_on, "Exit 1 when any result has one of these verdicts")->delimiter(',');
   run->add_flag("!--no-progress", run_opts.progress, "No progress line");
+  run->add_flag("--resume", run_opts.resume,
+                "Continue the interrupted run in --out (same flags): probes it recorded are not run again");
+  run->add_option("--shard", run_opts.shard, "K/N: run the K-th of N balanced slices of the plan (see merge)");
+
+  MergeOptions merge_opts;
+  CLI::App* merge = app.add_subcommand("merge", "Combine the results.json of the shards of a run into one");
+  merge->add_option("inputs", merge_opts.inputs, "results.json of each shard")->required();
+  merge->add_option("-o,--output", merge_opts.output, "The merged results.json")->required();
+  merge->add_option("--format", merge_opts.formats, "Reports to write beside it: json, md, html, junit, csv, badge")
+      ->delimiter(',')
+      ->capture_default_str();
 
   WorkerOptions worker_opts;
   CLI::App* worker = app.add_subcommand("__worker", "");  // started by `run` (probe/runner.cc)
   worker->group("");
   worker->add_option("--target", worker_opts.target)->required();
   worker->add_option("--spec", worker_opts.spec)->required();
-  worker->add_option("--plan", worker_opts.plan)->required();
-  worker->add_option("--first", worker_opts.first);
-  worker->add_option("--step", worker_opts.step);
+  worker->add_option("--parent", worker_opts.parent);
   worker->add_option("--emu-release", worker_opts.emu_release);
   worker->add_option("--emu-macos", worker_opts.emu_macos);
 
@@ -126,6 +138,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return run_audit(run_opts, std::cout, std::cerr);
     if (worker->parsed()) return run_worker(worker_opts, std::cout);
+    if (merge->parsed()) return run_merge(merge_opts, std::cout);
     if (diff->parsed()) return run_registry_diff(diff_opts, std::cout);
     if (registry->parsed()) return run_registry(registry_opts, std::cout);
   } catch (const UserError& e) {
