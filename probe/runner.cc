@@ -45,6 +45,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -865,7 +866,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
       {"planned", plan.size()},
   };
 
-  // From here on the folder is ours: nothing above wrote anything.
+  // From here on the folder is ours: nothing above wrote anything. A SIGINT or SIGTERM from now on stops the run
+  // with its reports written (the pool sees it before handing out anything).
+  std::optional<StopSignals> signals(std::in_place);
   make_directories(o.out_dir);
   const FolderLock lock(o.out_dir);
   const std::string journal_path = join_path(o.out_dir, "journal.jsonl");
@@ -955,7 +958,6 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   bool env_written = false;
   int stopped_by = 0;
   {
-    const StopSignals signals;
     Pool pool(o, target, log_path, plan);
     stopped_by = pool.run(
         std::move(groups), jobs,
@@ -979,6 +981,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     if (!stopped_by && g_stop_signal) stopped_by = g_stop_signal;  // it came after the last result
     if (stopped_by && finished == plan.size()) stopped_by = 0;     // too late to lose anything
   }
+  signals.reset();  // a signal while the reports are written ends the process; each report is whole or absent
 
   Results doc;
   doc.environment = env;
