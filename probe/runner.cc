@@ -449,7 +449,9 @@ class Pool {
       if (!w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         throw UserError(fmt::format("a worker could not start: {}", last_log_line()));
       }
-      if (w.ready && has_work(w)) start(w);  // killed while idle: someone else's doing; go on
+      // Ended between two probes: we closed its input, or someone else killed it; then the rest of its operator
+      // (and what else is pending) goes to a new one.
+      if (has_work(w)) start(w);
       return;
     }
     ProbeResult r;
