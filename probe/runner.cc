@@ -37,10 +37,12 @@
 #include "probe/runner.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -948,6 +950,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   err << why;
   const std::string slice =
       shard.count ? fmt::format(" (shard {} of the plan's {})", shard.to_string(), whole.size()) : std::string();
+  if (o.resume && !resuming) err << fmt::format("--resume: nothing recorded in {} yet: a new run\n", o.out_dir);
   if (resuming) {
     err << fmt::format("resuming the run in {}: {} of {} probes{} recorded{}\n", o.out_dir, finished, plan.size(),
                        slice, recorded.torn ? " (the journal's last line was cut short: that probe runs again)" : "");

@@ -81,7 +81,7 @@ Results merge_results(const std::vector<MergeInput>& parts) {
     }
     const ShardName s = shard_name(part.results.run.shard);
     if (s.count != split.count) {
-      throw UserError(fmt::format("{} is {}, but {} is {}: only the shards of one split merge", part.path,
+      throw UserError(fmt::format("{}, but {} is {}: only the shards of one split merge",
                                   s.count ? "shard " + part.results.run.shard : "a whole run", first.path,
                                   split.count ? "shard " + first.results.run.shard : "a whole run"),
                       {part.path});

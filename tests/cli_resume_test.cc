@@ -352,6 +352,14 @@ TEST(CliResume, BadInputGivesOneLineAndWritesNothing) {
                        "plan)\n");
   EXPECT_FALSE(path_exists(out + "/results.json"));
   EXPECT_EQ(slurp(junk), "{\"op\": \"aten::sin\"}\n");
+
+  // --resume where nothing was recorded is not an error: it starts the run (a CI retry may always pass it).
+  const std::string fresh = dir.path() + "/fresh";
+  r = run_mps_audit({"run", "--target", "cpu", "--spec", source_path("opspec.yaml"), "--ops", "^aten::sin$", "--dtypes",
+                     "float32", "--out", fresh, "--no-progress", "--resume"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--resume: nothing recorded in " + fresh + " yet: a new run"), std::string::npos) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(fresh + "/results.json"))["run"]["finished"], 1);
 }
 
 }  // namespace
