@@ -273,7 +273,7 @@ std::string identity_difference(const nlohmann::json& recorded, const nlohmann::
   static const std::vector<std::pair<const char*, const char*>> fields = {
       {"target", "target"},
       {"emu_release", "emulated release"},
-      {"emu_macos", "emulated macOS rules"},
+      {"macos", "macOS (of the device, or of the emulated rules)"},
       {"spec_hash", "spec (its content)"},
       {"dtypes", "dtypes"},
       {"ops", "--ops filter"},
@@ -860,7 +860,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
       {"spec_hash", content_hash(spec_text)},
       {"target", target},
       {"emu_release", target == "mps-emu" ? (release_version.empty() ? release_dir : release_version) : ""},
-      {"emu_macos", target == "mps-emu" ? o.emu_macos : 0},
+      {"macos", target == "mps-emu" ? o.emu_macos
+                : target == "mps"   ? macos_major_version()
+                                    : 0},
       {"dtypes", dtypes},
       {"ops", o.ops},
       {"fallback", o.fallback},
