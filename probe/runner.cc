@@ -1002,6 +1002,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   MPS_AUDIT_ASSERT(stopped_by || doc.records.size() == plan.size(), "a planned probe without a record");
   write_reports(doc, o.formats, o.out_dir);
   out << render_summary(doc);
+  // Accounting: every planned probe has exactly one record or is not run (interrupted); none is ever lost.
+  out << fmt::format("probes: {} planned, {} finished, {} not run, 0 lost\n", doc.run.planned, doc.run.finished,
+                     doc.run.not_run());
   out << fmt::format("reports in {}/ ({})\n", o.out_dir, fmt::join(o.formats, ", "));
   if (stopped_by) {
     if (o.progress && isatty(STDERR_FILENO)) err << "\n";

@@ -92,6 +92,7 @@ class Background {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   std::string err() const { return slurp(dir_.path() + "/err"); }
+  std::string out() const { return slurp(dir_.path() + "/out"); }
 
  private:
   TempDir dir_;
@@ -185,6 +186,7 @@ TEST(CliResume, KillNineThenResumeEqualsAnUninterruptedRun) {
       << again.err;
   EXPECT_NE(again.err.find("probing 2 op x dtype pairs"), std::string::npos) << again.err;
   EXPECT_EQ(records(resumed.path() + "/results.json"), records(whole.path() + "/results.json"));
+  EXPECT_NE(again.out.find("probes: 10 planned, 10 finished, 0 not run, 0 lost"), std::string::npos) << again.out;
   const auto doc = nlohmann::json::parse(slurp(resumed.path() + "/results.json"));
   EXPECT_EQ(doc["run"]["planned"], 10);
   EXPECT_EQ(doc["run"]["finished"], 10);
@@ -244,6 +246,7 @@ TEST(CliResume, SignalsGiveIncompleteReportsAndNoWorkersAndTheFolderIsLocked) {
     EXPECT_EQ(doc["results"].size(), 8u);
     for (const auto& r : doc["results"]) EXPECT_NE(r["op"], "aten::tan");
     EXPECT_NE(slurp(dir.path() + "/results.md").find("Incomplete run"), std::string::npos);
+    EXPECT_NE(run->out().find("probes: 10 planned, 8 finished, 2 not run, 0 lost"), std::string::npos) << run->out();
   }
 }
 
