@@ -218,6 +218,13 @@ TEST(CliResume, SignalsGiveIncompleteReportsAndNoWorkersAndTheFolderIsLocked) {
   for (int signal : {SIGINT, SIGTERM}) {
     TempDir dir;
     auto run = start_hanging_run(dir.path());
+    // The worker that ran out of work has exited and was reaped: no defunct process is left while the run goes on.
+    EXPECT_TRUE(eventually(
+        [&] {
+          const auto children = children_of(run->pid());
+          return std::all_of(children.begin(), children.end(), running);
+        },
+        10));
     const std::vector<pid_t> workers = children_of(run->pid());
     if (signal == SIGINT) {
       // A second run on the same folder meanwhile is refused, and leaves the journal alone.
