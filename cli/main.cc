@@ -6,6 +6,7 @@
 //   1  ran, and the gate failed (`run --fail-on` verdicts present, `diff` found a regression,
 //      `registry diff --fail-on-lost` lost kernels)
 //   2  bad input (flags, files) or a tool error; one "error: ..." line on standard error says which
+//   130, 143  `run` stopped by SIGINT, SIGTERM: the reports of what finished are written, marked incomplete
 #include <exception>
 #include <iostream>
 #include <string>
@@ -22,6 +23,7 @@
 #include "probe/runner.h"
 #include "registry/registry_command.h"
 #include "report/report_commands.h"
+#include "results/merge.h"
 
 namespace {
 
@@ -102,11 +104,23 @@ int main(int argc, char** argv) {
   run->add_option("--emu-macos", run_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
       ->capture_default_str();
   run->add_option("--timeout", run_opts.timeout_s, "Seconds one probe may take")->capture_default_str();
-  run->add_option("-j,--jobs", run_opts.jobs, "Worker processes (default: one per core)");
+  run->add_option_function<int>(
+      "-j,--jobs", [&](const int& n) { run_opts.jobs = n; }, "Worker processes (default: one per core)");
   run->add_option("--fail-on", run_opts.fail_on, "Exit 1 when any result has one of these verdicts")->delimiter(',');
   run->add_option("--baseline", run_opts.baseline, "Exit 1 when a verdict got worse than in this results.json");
   run->add_flag("--strict", run_opts.strict, "JUnit: unsupported and fallback are failures too");
   run->add_flag("!--no-progress", run_opts.progress, "No progress line");
+  run->add_flag("--resume", run_opts.resume,
+                "Continue the interrupted run in --out (same flags): probes it recorded are not run again");
+  run->add_option("--shard", run_opts.shard, "K/N: run the K-th of N balanced slices of the plan (see merge)");
+
+  MergeOptions merge_opts;
+  CLI::App* merge = app.add_subcommand("merge", "Combine the results.json of the shards of a run into one");
+  merge->add_option("inputs", merge_opts.inputs, "results.json of each shard")->required();
+  merge->add_option("-o,--output", merge_opts.output, "The merged results.json")->required();
+  merge->add_option("--format", merge_opts.formats, "Reports to write beside it: json, md, html, junit, csv, badge")
+      ->delimiter(',')
+      ->capture_default_str();
 
   RenderCommandOptions render_opts;
   CLI::App* render = app.add_subcommand("render", "Write reports of a results.json again, in any format");
@@ -139,9 +153,7 @@ int main(int argc, char** argv) {
   worker->group("");
   worker->add_option("--target", worker_opts.target)->required();
   worker->add_option("--spec", worker_opts.spec)->required();
-  worker->add_option("--plan", worker_opts.plan)->required();
-  worker->add_option("--first", worker_opts.first);
-  worker->add_option("--step", worker_opts.step);
+  worker->add_option("--parent", worker_opts.parent);
   worker->add_option("--emu-release", worker_opts.emu_release);
   worker->add_option("--emu-macos", worker_opts.emu_macos);
 
@@ -156,6 +168,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return run_audit(run_opts, std::cout, std::cerr);
     if (worker->parsed()) return run_worker(worker_opts, std::cout);
+    if (merge->parsed()) return run_merge(merge_opts, std::cout);
     if (diff->parsed()) return run_registry_diff(diff_opts, std::cout);
     if (render->parsed()) return run_render(render_opts, std::cout);
     if (gate->parsed()) return run_diff(gate_opts, std::cout);

@@ -1,27 +1,54 @@
-// The run: plan, worker processes, journal, reports.
+// The run: plan, worker processes, journal, reports; resuming, interruption, the lock on the output folder, shards.
 //
 // Note [Worker protocol]
-// The parent writes the plan (one "op<TAB>dtype" line per probe) to a file and starts N workers
-// (`mps-audit __worker`), worker j taking probes j, j+N, ... Each worker prints, on its standard output,
-//   env <json>            once, after it set up its target (RunEnvironment fields it knows)
-//   start <i>             before probe i
+// The parent starts N workers (`mps-audit __worker --parent PID`), each with a pipe on its standard input and one
+// on its standard output, and hands out probes one at a time: it writes "<i>\t<op>\t<dtype>\n" (i: the probe's
+// index in the plan) to an idle worker's input. A worker answers on its output with
+//   env <json>            once, after it set up its target (RunEnvironment fields it knows); only then does it get work
 //   target <i>            after its CPU reference, before the run on the target (once per sample)
-//   result <i> <json>     after it (a ProbeResult)
-// A worker that dies while probe i is started gets i recorded as a crash and is restarted at i+N; one whose probe
-// outlives --timeout is killed, i is recorded as a timeout, and it restarts likewise. When that happens before
-// "target <i>", it was the CPU reference that crashed or hung: i is a skip (no reference), not the target's fault.
+//   result <i> <json>     after it (a ProbeResult); the worker is then idle again
+// Work is handed out by operator: a worker gets every dtype of one operator before the next operator (its caches
+// stay warm), and idle workers take the next operator in plan order, so a slow operator holds up one worker only.
+// A worker that dies while probe i is out gets i recorded as a crash and is restarted, and the restarted worker goes
+// on with the rest of that operator; one whose probe outlives --timeout is killed, i is recorded as a timeout, and it
+// restarts likewise. When that happens before "target <i>", it was the CPU reference that crashed or hung: i is a
+// skip (no reference), not the target's fault. The timer starts when the probe is sent, which is after "env".
+//
+// Lifetime. A worker exits as soon as its standard input closes: a thread of its own waits for that, whatever the
+// worker is busy with. The parent closes it when nothing is left to hand out, and on SIGINT or SIGTERM (then it also
+// kills the worker); when the parent dies, however it dies, the kernel closes it. On Linux the worker also asks for
+// SIGKILL when its parent dies (PR_SET_PDEATHSIG; the parent spawns from its main thread, the one whose exit
+// triggers it), and checks getppid() against --parent after asking, in case the parent died before. The parent's
+// ends of the pipes are close-on-exec, so no worker holds another's input open. Workers run in their own process
+// groups: a Ctrl-C at the terminal reaches the parent only, which then stops them itself. Every worker is reaped.
+//
 // Workers load libtorch with PYTORCH_ENABLE_MPS_FALLBACK set as --fallback says, because MPS reads it once, when it
 // loads.
+//
+// Note [Journal]
+// journal.jsonl: the first line is the plan's identity, {"journal": 1, "plan": {...}} (spec path and content hash,
+// target, emulated release and macOS rules, dtypes, ops filter, fallback mode, libtorch, shard, and a hash of the
+// plan itself); then {"environment": {...}} once workers reported it, and one ProbeResult per line as results
+// arrive, each line written with one write() and flushed. `run --resume` reads it back: a run whose identity differs
+// is refused, the records fill their places in the plan (so reports list them in plan order whatever order they
+// arrived in), a last line cut short is dropped (and cut from the file), and only the probes without a record run.
+// The folder is locked (flock on .mps-audit.lock, close-on-exec) for the whole run, so two runs never write one
+// journal.
 #include "probe/runner.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <deque>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <regex>
-#include <sstream>
 #include <thread>
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -30,11 +57,15 @@
 #include <fmt/ranges.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __APPLE__
 #include <sys/sysctl.h>
+#endif
+#ifdef __linux__
+#include <sys/prctl.h>
 #endif
 
 #include "common/diagnostics.h"
@@ -57,6 +88,9 @@ extern char** environ;
 
 namespace mps_audit {
 namespace {
+
+constexpr int kJournalVersion = 1;
+constexpr const char* kLockFile = ".mps-audit.lock";
 
 std::string os_description() {
   struct utsname u {};
@@ -129,120 +163,278 @@ int macos_major_version() {
   return 0;
 }
 
-std::vector<Probe> read_plan(const std::string& path) {
-  std::vector<Probe> plan;
-  std::istringstream in(read_file(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t tab = line.find('\t');
-    if (tab != std::string::npos) plan.push_back({line.substr(0, tab), line.substr(tab + 1)});
-  }
-  return plan;
+// --- signals ----------------------------------------------------------------------------------------------------
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int signal) {
+  g_stop_signal = signal;
 }
+
+// SIGINT and SIGTERM stop the run cleanly (Pool::run sees the flag); SIGPIPE is ignored, so that writing to a worker
+// that just died is an error to handle, not the end of the run. The previous dispositions come back afterwards.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction stop {};
+    stop.sa_handler = on_stop_signal;
+    sigemptyset(&stop.sa_mask);
+    stop.sa_flags = 0;  // no SA_RESTART: poll() returns at once
+    sigaction(SIGINT, &stop, &old_int_);
+    sigaction(SIGTERM, &stop, &old_term_);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old_pipe_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{}, old_pipe_{};
+};
+
+std::string signal_name(int signal) {
+  if (signal == SIGINT) return "SIGINT";
+  if (signal == SIGTERM) return "SIGTERM";
+  return fmt::format("signal {}", signal);
+}
+
+// --- the lock on the output folder --------------------------------------------------------------------------------
+
+// Holds an exclusive flock on DIR/.mps-audit.lock while it lives. The descriptor is close-on-exec, so workers do not
+// inherit it (a worker outliving its parent would otherwise keep the folder locked).
+class FolderLock {
+ public:
+  explicit FolderLock(const std::string& dir) : path_(join_path(dir, kLockFile)) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw UserError(fmt::format("cannot create the lock file: {}", std::strerror(errno)), {path_});
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      std::string holder(32, '\0');
+      const ssize_t n = ::pread(fd_, holder.data(), holder.size(), 0);
+      holder.resize(n > 0 ? static_cast<size_t>(n) : 0);
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
+      ::close(fd_);
+      throw UserError(fmt::format("{} is in use by another run{}: wait for it to end, or use another --out", dir,
+                                  holder.empty() ? "" : " (pid " + holder + ")"));
+    }
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+  }
+  ~FolderLock() { ::close(fd_); }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// --- the journal --------------------------------------------------------------------------------------------------
+
+// Appends whole lines, each with one write(), so that a kill leaves at most the last line cut short.
+class JournalWriter {
+ public:
+  JournalWriter(const std::string& path, bool append, size_t keep_bytes) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? 0 : O_TRUNC), 0644);
+    if (fd_ < 0) throw UserError(fmt::format("cannot write the journal: {}", std::strerror(errno)), {path});
+    if (append && ::ftruncate(fd_, static_cast<off_t>(keep_bytes)) != 0) {
+      throw UserError(fmt::format("cannot cut the journal's torn last line: {}", std::strerror(errno)), {path});
+    }
+    ::lseek(fd_, 0, SEEK_END);
+  }
+  ~JournalWriter() { ::close(fd_); }
+  JournalWriter(const JournalWriter&) = delete;
+  JournalWriter& operator=(const JournalWriter&) = delete;
+
+  void line(const nlohmann::json& j) {
+    const std::string text = j.dump() + "\n";
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw UserError(fmt::format("cannot write the journal: {}", std::strerror(errno)), {path_});
+      done += static_cast<size_t>(n);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// The first difference between a journal's identity and this run's, as "what (there, now)"; empty when equal.
+std::string identity_difference(const nlohmann::json& recorded, const nlohmann::json& now) {
+  // The spec's path may differ (another working folder); its content may not.
+  static const std::vector<std::pair<const char*, const char*>> fields = {
+      {"target", "target"},
+      {"emu_release", "emulated release"},
+      {"macos", "macOS (of the device, or of the emulated rules)"},
+      {"spec_hash", "spec (its content)"},
+      {"dtypes", "dtypes"},
+      {"ops", "--ops filter"},
+      {"fallback", "fallback mode"},
+      {"torch", "libtorch"},
+      {"shard", "shard"},
+      {"plan_hash", "plan (the operators this libtorch and registry give)"},
+  };
+  auto show = [](const nlohmann::json& j) {
+    if (j.is_string()) return j.get<std::string>().empty() ? std::string("none") : j.get<std::string>();
+    if (j.is_array()) {
+      std::vector<std::string> words;
+      for (const auto& w : j) words.push_back(w.is_string() ? w.get<std::string>() : w.dump());
+      return fmt::format("{}", fmt::join(words, ","));
+    }
+    return j.dump();
+  };
+  for (const auto& [key, what] : fields) {
+    const nlohmann::json a = recorded.value(key, nlohmann::json()), b = now.value(key, nlohmann::json());
+    if (a == b) continue;
+    if (std::string(key) == "spec_hash") {
+      return fmt::format("{} ({} there, {} now)", what, recorded.value("spec", "?"), now.value("spec", "?"));
+    }
+    return fmt::format("{} ({} there, {} now)", what, show(a), show(b));
+  }
+  return "";
+}
+
+// --- the pool of workers ------------------------------------------------------------------------------------------
 
 struct Worker {
   pid_t pid = -1;
-  int fd = -1;
+  int out_fd = -1;  // its standard output, read by the parent
+  int in_fd = -1;   // its standard input, written by the parent; closed: the worker exits
   std::string buffer;
-  size_t next = 0;         // the next probe it will take
-  long current = -1;       // the probe started and not finished, or -1
-  bool on_target = false;  // whether that probe's CPU reference is done (a crash or hang is then the target's)
+  bool ready = false;          // it said "env": it may get work
+  bool said_anything = false;  // for telling a worker that could not start from one that crashed
+  long current = -1;           // the probe sent and not answered, or -1
+  bool on_target = false;      // whether that probe's CPU reference is done (a crash or hang is then the target's)
+  std::deque<size_t> todo;     // the rest of its operator's probes
   std::chrono::steady_clock::time_point started;
-  bool said_anything = false;
+  bool alive() const { return pid > 0; }
 };
+
+void set_cloexec(int fd) {
+  ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+}
 
 class Pool {
  public:
-  Pool(const RunOptions& o, std::string target, std::string plan_path, std::string log_path, size_t plan_size,
-       size_t jobs)
-      : options_(o),
-        target_(std::move(target)),
-        plan_path_(std::move(plan_path)),
-        log_path_(std::move(log_path)),
-        plan_size_(plan_size),
-        jobs_(jobs) {}
+  Pool(const RunOptions& o, std::string target, std::string log_path, const std::vector<Probe>& plan)
+      : options_(o), target_(std::move(target)), log_path_(std::move(log_path)), plan_(plan) {}
+  ~Pool() { stop_all(); }
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
 
-  // Runs every probe; calls on_result for each result (in arrival order).
-  template <typename F>
-  void run(std::vector<ProbeResult>& results, RunEnvironment& env, F&& on_result) {
-    std::vector<Worker> workers(jobs_);
-    for (size_t j = 0; j < jobs_; ++j) {
-      workers[j].next = j;
-      if (j < plan_size_) start(workers[j]);
-    }
-    const std::vector<Probe> plan = read_plan(plan_path_);
-    auto record = [&](size_t i, ProbeResult r) {
-      r.op = plan[i].op;
-      r.dtype = plan[i].dtype;
-      results[i] = r;
-      on_result(i, results[i]);
+  // Runs the probes of `groups` (each the plan indices of one operator) on `jobs` workers; calls on_env with what the
+  // first worker reports and on_result for each result, in arrival order. Returns the signal that stopped it, or 0.
+  template <typename E, typename F>
+  int run(std::vector<std::vector<size_t>> groups, size_t jobs, E&& on_env, F&& on_result) {
+    pending_.assign(groups.begin(), groups.end());
+    workers_.assign(jobs, Worker{});
+    for (auto& w : workers_) start(w);
+    auto record = [&](Worker& w, ProbeResult r) {
+      const size_t i = static_cast<size_t>(w.current);
+      w.current = -1;
+      r.op = plan_[i].op;
+      r.dtype = plan_[i].dtype;
+      on_result(i, r);
     };
     for (;;) {
+      if (g_stop_signal) {
+        stop_all();
+        return g_stop_signal;
+      }
+      for (auto& w : workers_) dispatch(w);
       std::vector<pollfd> fds;
       std::vector<Worker*> owners;
-      for (auto& w : workers) {
-        if (w.fd >= 0) {
-          fds.push_back({w.fd, POLLIN, 0});
+      for (auto& w : workers_) {
+        if (w.out_fd >= 0) {
+          fds.push_back({w.out_fd, POLLIN, 0});
           owners.push_back(&w);
         }
       }
-      if (fds.empty()) break;
+      if (fds.empty()) return 0;
       ::poll(fds.data(), fds.size(), 200);
+      if (g_stop_signal) continue;
       const auto now = std::chrono::steady_clock::now();
       for (size_t k = 0; k < fds.size(); ++k) {
         Worker& w = *owners[k];
         if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) {
           char chunk[65536];
-          const ssize_t n = ::read(w.fd, chunk, sizeof chunk);
+          const ssize_t n = ::read(w.out_fd, chunk, sizeof chunk);
           if (n > 0) {
             w.buffer.append(chunk, static_cast<size_t>(n));
             size_t nl;
             while ((nl = w.buffer.find('\n')) != std::string::npos) {
-              handle_line(w, w.buffer.substr(0, nl), env, record);
+              handle_line(w, w.buffer.substr(0, nl), on_env, record);
               w.buffer.erase(0, nl + 1);
             }
             continue;
           }
-          finish(w, record);  // end of output: the worker exited
+          if (n < 0 && errno == EINTR) continue;
+          ended(w, record);  // end of output: the worker exited
           continue;
         }
         if (w.current >= 0 && std::chrono::duration<double>(now - w.started).count() > options_.timeout_s) {
-          ::kill(w.pid, SIGKILL);
-          ::waitpid(w.pid, nullptr, 0);
-          ::close(w.fd);
-          w.fd = -1;
+          reap(w, /*kill_it=*/true);
           ProbeResult r;
           r.verdict = w.on_target ? Verdict::kTimeout : Verdict::kSkip;
           r.message = w.on_target
                           ? fmt::format("no result after {:g} s; the worker was killed", options_.timeout_s)
                           : fmt::format("no reference: the CPU run did not finish in {:g} s", options_.timeout_s);
           r.seconds = options_.timeout_s;
-          const size_t i = static_cast<size_t>(w.current);
-          record(i, r);
-          restart_after(w, i);
+          record(w, r);
+          if (has_work(w)) start(w);
         }
       }
     }
   }
 
  private:
-  template <typename R>
-  void handle_line(Worker& w, const std::string& line, RunEnvironment& env, R& record) {
+  bool has_work(const Worker& w) const { return !w.todo.empty() || !pending_.empty(); }
+
+  // Hands an idle, ready worker its next probe, or closes its input when there is none (it then exits).
+  void dispatch(Worker& w) {
+    if (!w.alive() || !w.ready || w.current >= 0 || w.in_fd < 0) return;
+    if (w.todo.empty() && !pending_.empty()) {
+      w.todo.assign(pending_.front().begin(), pending_.front().end());
+      pending_.pop_front();
+    }
+    if (w.todo.empty()) {
+      ::close(w.in_fd);
+      w.in_fd = -1;
+      return;
+    }
+    const size_t i = w.todo.front();
+    const std::string line = fmt::format("{}\t{}\t{}\n", i, plan_[i].op, plan_[i].dtype);
+    w.todo.pop_front();
+    w.current = static_cast<long>(i);
+    w.on_target = false;
+    w.started = std::chrono::steady_clock::now();
+    // A line this short is written whole or not at all; a worker that died meanwhile shows as the end of its output.
+    if (::write(w.in_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+      ::close(w.in_fd);
+      w.in_fd = -1;
+    }
+  }
+
+  template <typename E, typename R>
+  void handle_line(Worker& w, const std::string& line, E& on_env, R& record) {
     w.said_anything = true;
     if (line.rfind("env ", 0) == 0) {
-      const RunEnvironment e = run_environment_from_json(nlohmann::json::parse(line.substr(4)));
-      env.device = e.device;
-      env.emulator = e.emulator;
-      env.torch_version = e.torch_version;
-    } else if (line.rfind("start ", 0) == 0) {
-      w.current = std::stol(line.substr(6));
-      w.on_target = false;
-      w.started = std::chrono::steady_clock::now();
+      on_env(run_environment_from_json(nlohmann::json::parse(line.substr(4))));
+      w.ready = true;
     } else if (line.rfind("target ", 0) == 0) {
       w.on_target = true;
-    } else if (line.rfind("result ", 0) == 0) {
+    } else if (line.rfind("result ", 0) == 0 && w.current >= 0) {
       const size_t space = line.find(' ', 7);
-      const size_t i = std::stoul(line.substr(7, space - 7));
       ProbeResult r;
       try {
         r = probe_result_from_json(nlohmann::json::parse(line.substr(space + 1)));
@@ -250,21 +442,20 @@ class Pool {
         r.verdict = Verdict::kError;
         r.message = std::string("unreadable result from the worker: ") + e.what();
       }
-      record(i, r);
-      w.current = -1;
+      record(w, r);
     }
   }
 
   template <typename R>
-  void finish(Worker& w, R& record) {
-    int status = 0;
-    ::waitpid(w.pid, &status, 0);
-    ::close(w.fd);
-    w.fd = -1;
+  void ended(Worker& w, R& record) {
+    const int status = reap(w, /*kill_it=*/false);
     if (w.current < 0) {
       if (!w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         throw UserError(fmt::format("a worker could not start: {}", last_log_line()));
       }
+      // Ended between two probes: we closed its input, or someone else killed it; then the rest of its operator
+      // (and what else is pending) goes to a new one.
+      if (has_work(w)) start(w);
       return;
     }
     ProbeResult r;
@@ -273,36 +464,60 @@ class Pool {
                                 : fmt::format("exited with status {}", WEXITSTATUS(status));
     r.verdict = w.on_target ? Verdict::kCrash : Verdict::kSkip;
     r.message = w.on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
-    const size_t i = static_cast<size_t>(w.current);
-    record(i, r);
-    restart_after(w, i);
+    record(w, r);
+    if (has_work(w)) start(w);
   }
 
-  void restart_after(Worker& w, size_t i) {
-    w.current = -1;
+  // Closes the worker's pipes and waits for it (killing it first when asked); returns its wait status.
+  int reap(Worker& w, bool kill_it) {
+    if (w.in_fd >= 0) ::close(w.in_fd);
+    if (kill_it) ::kill(w.pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (w.out_fd >= 0) ::close(w.out_fd);
+    w.in_fd = w.out_fd = -1;
+    w.pid = -1;
     w.buffer.clear();
-    w.next = i + jobs_;
-    if (w.next < plan_size_) start(w);
+    w.ready = false;
+    return status;
+  }
+
+  // Stops every worker now: its input closes and it is killed (a probe in progress has no record), and reaped.
+  void stop_all() {
+    for (auto& w : workers_) {
+      if (w.alive()) reap(w, /*kill_it=*/true);
+    }
   }
 
   std::string last_log_line() const {
-    std::ifstream in(log_path_);
-    std::string line, last;
-    while (std::getline(in, line)) {
+    std::string text;
+    try {
+      text = read_file(log_path_);
+    } catch (const UserError&) {
+    }
+    std::string last;
+    for (const auto& line : split_list(text, '\n')) {
       if (!line.empty()) last = line;
     }
     return last.empty() ? "no message (see " + log_path_ + ")" : last;
   }
 
   void start(Worker& w) {
-    int pipe_fds[2];
-    if (::pipe(pipe_fds) != 0) throw UserError("cannot create a pipe for a worker");
+    int to_worker[2], from_worker[2];
+    if (::pipe(to_worker) != 0) throw UserError("cannot create a pipe for a worker");
+    if (::pipe(from_worker) != 0) {
+      ::close(to_worker[0]);
+      ::close(to_worker[1]);
+      throw UserError("cannot create a pipe for a worker");
+    }
+    // No worker may inherit another's pipes (it would hold that one's input open); dup2 below clears the flag on
+    // the worker's own ends.
+    for (int fd : {to_worker[0], to_worker[1], from_worker[0], from_worker[1]}) set_cloexec(fd);
     std::vector<std::string> words = {options_.self, "__worker",
                                       "--target",    target_,
                                       "--spec",      options_.spec,
-                                      "--plan",      plan_path_,
-                                      "--first",     std::to_string(w.next),
-                                      "--step",      std::to_string(jobs_),
+                                      "--parent",    std::to_string(::getpid()),
                                       "--emu-macos", std::to_string(options_.emu_macos)};
     if (!options_.emu_release.empty()) {
       words.push_back("--emu-release");
@@ -321,24 +536,44 @@ class Pool {
     envp.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+    posix_spawn_file_actions_adddup2(&actions, to_worker[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, from_worker[1], 1);
     posix_spawn_file_actions_addopen(&actions, 2, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    const int rc = posix_spawn(&w.pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    // Its own process group (a terminal's Ctrl-C is the parent's to handle), default signal dispositions (the
+    // parent ignores SIGPIPE and catches SIGINT and SIGTERM), and no blocked signals.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t defaults, none;
+    sigemptyset(&defaults);
+    for (int s : {SIGPIPE, SIGINT, SIGTERM}) sigaddset(&defaults, s);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    const int rc = posix_spawn(&w.pid, argv[0], &actions, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
-    ::close(pipe_fds[1]);
+    posix_spawnattr_destroy(&attr);
+    ::close(to_worker[0]);
+    ::close(from_worker[1]);
     if (rc != 0) {
-      ::close(pipe_fds[0]);
+      ::close(to_worker[1]);
+      ::close(from_worker[0]);
+      w.pid = -1;
       throw UserError(fmt::format("cannot start a worker ({}): {}", options_.self, std::strerror(rc)));
     }
-    w.fd = pipe_fds[0];
+    w.in_fd = to_worker[1];
+    w.out_fd = from_worker[0];
     w.current = -1;
+    w.ready = false;
     w.said_anything = false;
   }
 
   const RunOptions& options_;
-  std::string target_, plan_path_, log_path_;
-  size_t plan_size_, jobs_;
+  std::string target_, log_path_;
+  const std::vector<Probe>& plan_;
+  std::deque<std::vector<size_t>> pending_;
+  std::vector<Worker> workers_;
 };
 
 class Progress {
@@ -371,7 +606,172 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// Reads standard input on a thread of its own, so that the worker notices its parent closing it (or dying) whatever
+// it is busy with, and exits then; probe lines are queued for the main thread. See Note [Worker protocol].
+class WorkQueue {
+ public:
+  WorkQueue() {
+    std::thread([this] { read_input(); }).detach();
+  }
+  std::string pop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [&] { return !lines_.empty(); });
+    std::string line = std::move(lines_.front());
+    lines_.pop_front();
+    return line;
+  }
+
+ private:
+  void read_input() {
+    std::string buffer;
+    char chunk[4096];
+    for (;;) {
+      const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) std::_Exit(kExitOk);  // the parent is done with us, or gone
+      buffer.append(chunk, static_cast<size_t>(n));
+      size_t nl;
+      while ((nl = buffer.find('\n')) != std::string::npos) {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          lines_.push_back(buffer.substr(0, nl));
+        }
+        ready_.notify_one();
+        buffer.erase(0, nl + 1);
+      }
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::string> lines_;
+};
+
+// Refuses a spec file with nothing in it (only blanks and comments): it would probe every operator with synthesized
+// inputs as if that was meant, and an empty file is far more often a mistake (a wrong path, /dev/null, a failed
+// download) than a request.
+void check_spec_not_empty(const std::string& text, const std::string& path) {
+  bool in_comment = false;
+  for (char c : text) {
+    if (c == '\n') in_comment = false;
+    if (in_comment || c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    if (c == '#') {
+      in_comment = true;
+      continue;
+    }
+    return;
+  }
+  throw UserError(
+      "the spec is empty; for one without entries (every operator gets synthesized inputs in the default dtypes) "
+      "write 'version: 1'",
+      {path});
+}
+
 }  // namespace
+
+std::string Shard::to_string() const {
+  return count == 0 ? "" : fmt::format("{}/{}", index, count);
+}
+
+Shard parse_shard(const std::string& text) {
+  static const std::regex form(R"(([0-9]{1,6})/([0-9]{1,6}))");
+  std::smatch m;
+  if (!std::regex_match(text, m, form)) {
+    throw UserError(fmt::format("--shard '{}' is not K/N (the K-th of N slices of the plan, e.g. 2/3)", text));
+  }
+  Shard s{std::stoul(m[1].str()), std::stoul(m[2].str())};
+  if (s.count == 0 || s.index == 0 || s.index > s.count) {
+    throw UserError(fmt::format("--shard {}: K must be between 1 and N, and N at least 1", text));
+  }
+  return s;
+}
+
+std::vector<size_t> shard_slice(const std::vector<std::string>& plan_ops, const Shard& shard) {
+  std::vector<size_t> all(plan_ops.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  if (shard.count == 0) return all;
+  struct Group {
+    size_t first, size;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < plan_ops.size(); ++i) {
+    if (i == 0 || plan_ops[i] != plan_ops[i - 1]) groups.push_back({i, 0});
+    ++groups.back().size;
+  }
+  std::vector<size_t> order(groups.size());
+  for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a].size > groups[b].size; });
+  std::vector<size_t> load(shard.count, 0), owner(groups.size(), 0);
+  for (size_t g : order) {
+    const size_t k = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[g] = k;
+    load[k] += groups[g].size;
+  }
+  std::vector<size_t> slice;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (owner[g] != shard.index - 1) continue;
+    for (size_t i = 0; i < groups[g].size; ++i) slice.push_back(groups[g].first + i);
+  }
+  return slice;
+}
+
+std::string content_hash(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+nlohmann::json plan_identity_line(const nlohmann::json& identity) {
+  return {{"journal", kJournalVersion}, {"plan", identity}};
+}
+
+Journal parse_journal(const std::string& text, const std::string& path) {
+  Journal journal;
+  size_t pos = 0;
+  int line_number = 0;
+  while (pos < text.size()) {
+    ++line_number;
+    const size_t nl = text.find('\n', pos);
+    const bool last = nl == std::string::npos || text.find_first_not_of(" \t\r\n", nl + 1) == std::string::npos;
+    const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      // A kill while writing leaves the last line without its newline: that probe simply runs again.
+      if (last) {
+        journal.torn = true;
+        break;
+      }
+      throw UserError("not a journal line (not JSON)", {path, line_number, 1});
+    }
+    if (nl == std::string::npos) {  // complete JSON, but its newline never made it: rewrite it
+      journal.torn = true;
+      break;
+    }
+    if (line_number == 1) {
+      if (!j.is_object() || j.value("journal", 0) != kJournalVersion || !j.contains("plan") || !j["plan"].is_object()) {
+        throw UserError("not the journal of a run of this mps-audit (its first line does not identify the run's plan)",
+                        {path, 1, 1});
+      }
+      journal.identity = j["plan"];
+    } else if (j.is_object() && j.contains("environment")) {
+      journal.environment = run_environment_from_json(j["environment"]);
+    } else {
+      try {
+        journal.records.push_back(probe_result_from_json(j));
+      } catch (const std::exception& e) {
+        throw UserError(fmt::format("not a journal line: {}", e.what()), {path, line_number, 1});
+      }
+    }
+    pos = nl + 1;
+    journal.valid_bytes = pos;
+  }
+  return journal;
+}
 
 int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   check_report_formats(o.formats);
@@ -392,6 +792,14 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     }
     fail_on.push_back(*parsed);
   }
+  if (!std::isfinite(o.timeout_s) || o.timeout_s <= 0) {
+    throw UserError(
+        fmt::format("--timeout {} is not a positive number of seconds (for no practical limit, give a "
+                    "large one such as 86400)",
+                    o.timeout_s));
+  }
+  if (o.jobs && *o.jobs < 1) throw UserError(fmt::format("--jobs {}: it takes 1 worker or more", *o.jobs));
+  const Shard shard = o.shard.empty() ? Shard{} : parse_shard(o.shard);
   std::regex filter;
   try {
     filter = std::regex(o.ops.empty() ? ".*" : o.ops);
@@ -403,7 +811,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   std::string why;
   const std::string target = resolve_target(o.target, why);
   const std::vector<std::string> known = aten_ops();
-  const Spec spec = load_spec(o.spec, known);
+  const std::string spec_text = read_file(o.spec);
+  check_spec_not_empty(spec_text, o.spec);
+  const Spec spec = parse_spec(spec_text, o.spec, known);
 
   // What the registry says of each op for the target's key: the emulated release's YAML, or the live dispatcher.
   std::string release_dir = o.emu_release;
@@ -418,7 +828,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
       load_registry(target == "mps-emu" ? release_dir : std::string(kLiveSource), "", registry_key(target));
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
 
-  std::vector<Probe> plan;
+  std::vector<Probe> whole;
   const std::vector<std::string>& dtypes = o.dtypes.empty() ? spec.dtypes : o.dtypes;
   for (const auto& name : known) {
     if (!std::regex_search(name, filter)) continue;
@@ -430,26 +840,89 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
           std::find(entry->dtypes.begin(), entry->dtypes.end(), d) == entry->dtypes.end()) {
         continue;
       }
-      plan.push_back({name, d});
+      whole.push_back({name, d});
     }
   }
-  if (plan.empty()) throw UserError(fmt::format("no operator matches --ops '{}'", o.ops));
-
-  make_directories(o.out_dir);
-  const std::string plan_path = join_path(o.out_dir, ".plan.tsv");
+  if (whole.empty()) throw UserError(fmt::format("no operator matches --ops '{}'", o.ops));
+  std::vector<std::string> whole_ops;
+  for (const auto& p : whole) whole_ops.push_back(p.op);
+  std::vector<Probe> plan;
+  for (size_t i : shard_slice(whole_ops, shard)) plan.push_back(whole[i]);
   std::string plan_text;
   for (const auto& p : plan) plan_text += p.op + "\t" + p.dtype + "\n";
-  write_file_atomically(plan_path, plan_text);
+
   // Every line this run writes says when MPS is emulated.
-  std::string where = target;
+  std::string where = target, release_version;
   if (target == "mps-emu") {
-    const std::string version = resolve_release(release_dir, "MPS").version;
-    where += " — " + emu::emulator_label(version.empty() ? compat::kTorchVersion : version, o.emu_macos);
+    release_version = resolve_release(release_dir, "MPS").version;
+    where +=
+        " — " + emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, o.emu_macos);
   }
-  const std::string log_path = join_path(o.out_dir, "workers.log");
-  write_file_atomically(log_path, fmt::format("standard error of the workers of a run on {}\n", where));
+  const nlohmann::json identity = {
+      {"spec", o.spec},
+      {"spec_hash", content_hash(spec_text)},
+      {"target", target},
+      {"emu_release", target == "mps-emu" ? (release_version.empty() ? release_dir : release_version) : ""},
+      {"macos", target == "mps-emu" ? o.emu_macos
+                : target == "mps"   ? macos_major_version()
+                                    : 0},
+      {"dtypes", dtypes},
+      {"ops", o.ops},
+      {"fallback", o.fallback},
+      {"torch", compat::kTorchVersion},
+      {"shard", shard.to_string()},
+      {"plan_hash", content_hash(plan_text)},
+      {"planned", plan.size()},
+  };
+
+  // From here on the folder is ours: nothing above wrote anything. A SIGINT or SIGTERM from now on stops the run
+  // with its reports written (the pool sees it before handing out anything).
+  std::optional<StopSignals> signals(std::in_place);
+  make_directories(o.out_dir);
+  const FolderLock lock(o.out_dir);
   const std::string journal_path = join_path(o.out_dir, "journal.jsonl");
-  std::ofstream journal(journal_path, std::ios::trunc);
+  std::vector<ProbeResult> results(plan.size());
+  std::vector<bool> done(plan.size(), false);
+  size_t finished = 0;
+  Journal recorded;
+  bool resuming = false;
+  if (o.resume && path_exists(journal_path)) {
+    recorded = parse_journal(read_file(journal_path), journal_path);
+    resuming = !recorded.identity.is_null();
+  }
+  if (resuming) {
+    const std::string difference = identity_difference(recorded.identity, identity);
+    if (!difference.empty()) {
+      throw UserError(fmt::format("--resume: this folder's run was made with another {}; start it anew without "
+                                  "--resume, or in another --out",
+                                  difference),
+                      {journal_path});
+    }
+    std::map<std::pair<std::string, std::string>, size_t> index;
+    for (size_t i = 0; i < plan.size(); ++i) index[{plan[i].op, plan[i].dtype}] = i;
+    for (auto& r : recorded.records) {
+      const auto it = index.find({r.op, r.dtype});
+      if (it == index.end()) {
+        throw UserError(
+            fmt::format("--resume: the journal has a record of {} {}, which is not in this run's plan", r.op, r.dtype),
+            {journal_path});
+      }
+      if (!done[it->second]) ++finished;
+      done[it->second] = true;
+      results[it->second] = std::move(r);
+    }
+  }
+  JournalWriter journal(journal_path, resuming, recorded.valid_bytes);
+  if (!resuming) journal.line(plan_identity_line(identity));
+
+  const std::string log_path = join_path(o.out_dir, "workers.log");
+  const std::string log_header =
+      fmt::format("standard error of the workers of a run on {}{}\n", where, resuming ? " (resumed)" : "");
+  if (resuming && path_exists(log_path)) {
+    write_file_atomically(log_path, read_file(log_path) + log_header);
+  } else {
+    write_file_atomically(log_path, log_header);
+  }
 
   RunEnvironment env;
   env.target = target;
@@ -458,35 +931,94 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   env.fallback_mode = o.fallback;
   env.spec = o.spec;
   env.torch_version = compat::kTorchVersion;
-  const size_t jobs = static_cast<size_t>(
-      std::max<long>(1, std::min<long>(o.jobs > 0 ? o.jobs : static_cast<long>(std::thread::hardware_concurrency()),
-                                       static_cast<long>(plan.size()))));
-  err << why;
-  err << fmt::format("probing {} op x dtype pairs on {} with {} worker{}\n", plan.size(), where, jobs,
-                     jobs == 1 ? "" : "s");
+  env.device = device_for(target).str();
+  if (target == "mps-emu") {
+    env.emulator = emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, o.emu_macos);
+  }
+  if (recorded.environment) {
+    env.device = recorded.environment->device;
+    env.emulator = recorded.environment->emulator;
+    env.torch_version = recorded.environment->torch_version;
+  }
 
-  std::vector<ProbeResult> results(plan.size());
-  Progress progress(err, plan.size(), o.progress, isatty(STDERR_FILENO), where);
-  size_t done = 0;
-  Pool pool(o, target, plan_path, log_path, plan.size(), jobs);
-  pool.run(results, env, [&](size_t i, ProbeResult& r) {
-    if (const RegistryEntry* e = statuses.find(r.op)) r.registry_status = std::string(to_string(e->status));
-    journal << to_json(r).dump() << "\n" << std::flush;
-    ++done;
-    progress.update(done, r);
-  });
-  std::remove(plan_path.c_str());
+  // What is left to run, by operator, in plan order.
+  std::vector<std::vector<size_t>> groups;
+  size_t to_run = 0;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (done[i]) continue;
+    if (groups.empty() || plan[groups.back().front()].op != plan[i].op) groups.emplace_back();
+    groups.back().push_back(i);
+    ++to_run;
+  }
+  const long cores = std::max<long>(1, static_cast<long>(std::thread::hardware_concurrency()));
+  const size_t jobs = std::min<size_t>(static_cast<size_t>(o.jobs ? *o.jobs : cores), groups.size());
+  err << why;
+  const std::string slice =
+      shard.count ? fmt::format(" (shard {} of the plan's {})", shard.to_string(), whole.size()) : std::string();
+  if (o.resume && !resuming) err << fmt::format("--resume: nothing recorded in {} yet: a new run\n", o.out_dir);
+  if (resuming) {
+    err << fmt::format("resuming the run in {}: {} of {} probes{} recorded{}\n", o.out_dir, finished, plan.size(),
+                       slice, recorded.torn ? " (the journal's last line was cut short: that probe runs again)" : "");
+  }
+  err << fmt::format("probing {} op x dtype pairs{} on {} with {} worker{}\n", to_run, resuming ? "" : slice, where,
+                     jobs, jobs == 1 ? "" : "s");
+
+  Progress progress(err, to_run, o.progress && to_run > 0, isatty(STDERR_FILENO), where);
+  size_t ran = 0;
+  bool env_written = false;
+  int stopped_by = 0;
+  {
+    Pool pool(o, target, log_path, plan);
+    stopped_by = pool.run(
+        std::move(groups), jobs,
+        [&](const RunEnvironment& e) {
+          env.device = e.device;
+          env.emulator = e.emulator;
+          env.torch_version = e.torch_version;
+          if (!env_written) journal.line({{"environment", to_json(env)}});
+          env_written = true;
+        },
+        [&](size_t i, ProbeResult& r) {
+          if (const RegistryEntry* e = statuses.find(r.op)) r.registry_status = std::string(to_string(e->status));
+          journal.line(to_json(r));
+          MPS_AUDIT_ASSERT(!done[i], "a second record of one probe");
+          results[i] = r;
+          done[i] = true;
+          ++finished;
+          ++ran;
+          progress.update(ran, r);
+        });
+    if (!stopped_by && g_stop_signal) stopped_by = g_stop_signal;  // it came after the last result
+    if (stopped_by && finished == plan.size()) stopped_by = 0;     // too late to lose anything
+  }
+  signals.reset();  // a signal while the reports are written ends the process; each report is whole or absent
 
   Results doc;
   doc.environment = env;
   doc.run.planned = plan.size();
-  doc.run.finished = done;
-  doc.records = std::move(results);
+  doc.run.finished = finished;
+  doc.run.shard = shard.to_string();
+  if (stopped_by) doc.run.interrupted = signal_name(stopped_by);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (done[i]) doc.records.push_back(std::move(results[i]));
+  }
+  MPS_AUDIT_ASSERT(stopped_by || doc.records.size() == plan.size(), "a planned probe without a record");
   RenderOptions render;
   render.strict = o.strict;
   write_reports(doc, o.formats, o.out_dir, render);
   out << render_summary(doc);
+  // Accounting: every planned probe has exactly one record or is not run (interrupted); none is ever lost.
+  out << fmt::format("probes: {} planned, {} finished, {} not run, 0 lost\n", doc.run.planned, doc.run.finished,
+                     doc.run.not_run());
   out << fmt::format("reports in {}/ ({})\n", o.out_dir, fmt::join(o.formats, ", "));
+  if (stopped_by) {
+    if (o.progress && isatty(STDERR_FILENO)) err << "\n";
+    err << fmt::format(
+        "stopped by {}: {} of {} probes finished, {} not run; the reports say so. 'mps-audit run --resume' with the "
+        "same flags runs the rest\n",
+        signal_name(stopped_by), finished, plan.size(), plan.size() - finished);
+    return 128 + stopped_by;
+  }
   int exit_code = kExitOk;
   if (!o.baseline.empty()) exit_code = apply_baseline_gate(doc, o.baseline, o.out_dir, out);
   for (const auto& r : doc.records) {
@@ -496,6 +1028,12 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 int run_worker(const WorkerOptions& o, std::ostream& out) {
+#ifdef __linux__
+  // Die with the parent, however it dies. Asked for after the exec, so check that the parent did not die before.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+  if (o.parent > 0 && ::getppid() != static_cast<pid_t>(o.parent)) return kExitOk;
+  WorkQueue work;  // from here on, the input closing ends this process
   RunEnvironment env;
   env.torch_version = compat::kTorchVersion;
   if (o.target == "mps-emu") {
@@ -510,16 +1048,17 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   if (o.target == "mps") target.macos_major = macos_major_version();
   env.device = target.device.str();
   const Spec spec = load_spec(o.spec, aten_ops());
-  const std::vector<Probe> plan = read_plan(o.plan);
   out << "env " << to_json(env).dump() << "\n" << std::flush;
-  for (size_t i = o.first; i < plan.size(); i += o.step) {
-    out << "start " << i << "\n" << std::flush;
-    const ProbeResult r =
-        probe_op(target, spec, plan[i].op, plan[i].dtype, [&] { out << "target " << i << "\n"
-                                                                    << std::flush; });
+  for (;;) {
+    const std::string line = work.pop();
+    const size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
+    if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
+    const std::string i = line.substr(0, tab1);
+    const ProbeResult r = probe_op(target, spec, line.substr(tab1 + 1, tab2 - tab1 - 1), line.substr(tab2 + 1), [&] {
+      out << "target " << i << "\n" << std::flush;
+    });
     out << "result " << i << " " << to_json(r).dump() << "\n" << std::flush;
   }
-  return kExitOk;
 }
 
 }  // namespace mps_audit

@@ -1,10 +1,17 @@
 // `mps-audit run`: plans op x dtype probes, runs them in worker processes (a crash or a hang costs one probe,
-// never the run), journals results as they arrive, and writes the reports.
+// never the run), journals results as they arrive so that an interrupted run can be resumed, and writes the reports.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/result.h"
+#include "results/results_file.h"
 
 namespace mps_audit {
 
@@ -18,23 +25,59 @@ struct RunOptions {
   std::string fallback = "on";  // on, off: PYTORCH_ENABLE_MPS_FALLBACK for the workers
   std::string emu_release;      // release folder for mps-emu; empty: the linked libtorch's
   int emu_macos = 14;
-  double timeout_s = 60;             // per probe
-  int jobs = 0;                      // worker processes; 0: one per core
+  double timeout_s = 60;             // per probe; must be positive and finite
+  std::optional<int> jobs;           // worker processes, 1 or more; unset: one per core
   std::vector<std::string> fail_on;  // verdicts that fail the run (exit 1)
   std::string baseline;              // results.json to gate on (exit 1 on a regression); empty: none
   bool strict = false;               // JUnit: unsupported and fallback fail too
+  bool resume = false;               // continue the run recorded in out_dir's journal.jsonl
+  std::string shard;                 // "K/N": run only the K-th of N slices of the plan; empty: all of it
   std::string self;                  // this executable, to start workers with
   bool progress = true;
 };
 
-// The worker side: hidden subcommand `mps-audit __worker`.
+// The worker side: hidden subcommand `mps-audit __worker`. See Note [Worker protocol] in runner.cc.
 struct WorkerOptions {
-  std::string target, spec, plan, emu_release;
+  std::string target, spec, emu_release;
   int emu_macos = 14;
-  size_t first = 0, step = 1;  // probes first, first + step, ... of the plan
+  long parent = 0;  // the pid of the run that started it: the worker exits when that process is gone
 };
 
 int run_audit(const RunOptions& options, std::ostream& out, std::ostream& err);
 int run_worker(const WorkerOptions& options, std::ostream& out);
+
+// --- pieces of a run, exposed for tests -----------------------------------------------------------------------
+
+struct Shard {
+  size_t index = 0, count = 0;    // 1-based index of `count` shards; count 0: the whole plan
+  std::string to_string() const;  // "2/3", or "" for the whole plan
+};
+// "K/N" with 1 <= K <= N; throws UserError otherwise.
+Shard parse_shard(const std::string& text);
+
+// The plan indices of a shard, in plan order. `plan_ops` is the operator of each probe in plan order (all dtypes of
+// an operator next to each other). Every operator goes whole to one shard; operators are dealt out largest first to
+// the shard with the fewest probes so far (ties: plan order, lower shard), so shards are balanced by probe count and
+// the slicing depends only on the plan.
+std::vector<size_t> shard_slice(const std::vector<std::string>& plan_ops, const Shard& shard);
+
+// What a run's journal records as its plan's identity: the first line of journal.jsonl. Two runs with equal
+// identities make the same plan, so a journal's records can complete the run that `--resume` asks for.
+nlohmann::json plan_identity_line(const nlohmann::json& identity);
+
+// journal.jsonl, read back: its identity, the last environment a worker reported, and its records. A last line that
+// is cut short (the run was killed while writing it) is left out, and `valid_bytes` says where the complete lines
+// end. Throws UserError naming the file and line for anything else that is not a journal line.
+struct Journal {
+  nlohmann::json identity;
+  std::optional<RunEnvironment> environment;
+  std::vector<ProbeResult> records;
+  size_t valid_bytes = 0;
+  bool torn = false;  // the last line was cut short
+};
+Journal parse_journal(const std::string& text, const std::string& path);
+
+// A content hash (64-bit FNV-1a, hex) for telling a changed spec or plan from the recorded one; not for security.
+std::string content_hash(const std::string& text);
 
 }  // namespace mps_audit

@@ -1,0 +1,126 @@
+// What isolating each probe in a worker process costs: one probe in this process (probe_op) against the same probe
+// handed to a worker over its pipes (see Note [Worker protocol] in probe/runner.cc), and starting a worker, which a
+// crash or a timeout costs. On the cpu target with the spec's small default tensors, so the probe itself is cheap
+// and the overhead shows.
+#include <csignal>
+#include <stdexcept>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/torch_compat.h"
+#include "probe/probe_op.h"
+#include "probe/spec.h"
+#include "registry/live_registry.h"
+
+extern char** environ;
+
+namespace mps_audit {
+namespace {
+
+const std::string kSpec = std::string(MPS_AUDIT_SOURCE_DIR) + "/opspec.yaml";
+
+std::vector<std::string> all_ops() {
+  std::vector<std::string> names;
+  for (const auto& e : scan_live_dispatcher("CPU").ops) names.push_back(e.name);
+  return names;
+}
+
+// A worker of the real binary, as `run` starts one (without the parent's log file and process group).
+class WorkerProcess {
+ public:
+  WorkerProcess() {
+    int to[2], from[2];
+    if (::pipe(to) != 0 || ::pipe(from) != 0) throw std::runtime_error("pipe");
+    std::vector<std::string> words = {MPS_AUDIT_BINARY, "__worker", "--target", "cpu",
+                                      "--spec",         kSpec,      "--parent", std::to_string(::getpid())};
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, to[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, from[1], 1);
+    posix_spawn_file_actions_addclose(&actions, to[1]);
+    posix_spawn_file_actions_addclose(&actions, from[0]);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) throw std::runtime_error("spawn");
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(to[0]);
+    ::close(from[1]);
+    in_ = to[1];
+    out_ = from[0];
+    if (read_line().rfind("env ", 0) != 0) throw std::runtime_error("the worker did not start");
+  }
+  ~WorkerProcess() {
+    ::close(in_);  // the worker exits when its input closes
+    ::waitpid(pid_, nullptr, 0);
+    ::close(out_);
+  }
+  // One probe, there and back: the line out, "target", and the result line back.
+  std::string probe(const std::string& op, const std::string& dtype) {
+    const std::string line = "0\t" + op + "\t" + dtype + "\n";
+    if (::write(in_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) throw std::runtime_error("w");
+    for (;;) {
+      std::string answer = read_line();
+      if (answer.rfind("result ", 0) == 0) return answer;
+    }
+  }
+
+ private:
+  std::string read_line() {
+    size_t nl;
+    while ((nl = buffer_.find('\n')) == std::string::npos) {
+      char chunk[65536];
+      const ssize_t n = ::read(out_, chunk, sizeof chunk);
+      if (n <= 0) throw std::runtime_error("the worker ended");
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+    std::string line = buffer_.substr(0, nl);
+    buffer_.erase(0, nl + 1);
+    return line;
+  }
+  pid_t pid_ = -1;
+  int in_ = -1, out_ = -1;
+  std::string buffer_;
+};
+
+const char* const kOps[] = {"aten::add.Tensor", "aten::sin", "aten::mm"};
+
+void BM_ProbeInProcess(benchmark::State& state) {
+  const Spec spec = load_spec(kSpec, all_ops());
+  ProbeTarget target;
+  target.name = "cpu";
+  target.torch_version = compat::kTorchVersion;
+  const std::string op = kOps[state.range(0)];
+  state.SetLabel(op);
+  for (auto _ : state) {
+    ProbeResult r = probe_op(target, spec, op, "float32");
+    benchmark::DoNotOptimize(r.verdict);
+  }
+}
+BENCHMARK(BM_ProbeInProcess)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
+
+void BM_ProbeInWorker(benchmark::State& state) {
+  WorkerProcess worker;
+  const std::string op = kOps[state.range(0)];
+  state.SetLabel(op);
+  for (auto _ : state) {
+    std::string answer = worker.probe(op, "float32");
+    benchmark::DoNotOptimize(answer.data());
+  }
+}
+BENCHMARK(BM_ProbeInWorker)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Starting a worker until it is ready for work (loads libtorch, sets up its target, reads the spec), then ending it.
+void BM_WorkerStart(benchmark::State& state) {
+  for (auto _ : state) {
+    WorkerProcess worker;
+  }
+}
+BENCHMARK(BM_WorkerStart)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+
+}  // namespace
+}  // namespace mps_audit
