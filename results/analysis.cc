@@ -52,8 +52,11 @@ size_t verdict_index(Verdict v) {
 std::string_view op_group(std::string_view op) {
   const std::string_view n = base_name(op);
   if (starts(n, "_foreach")) return "foreach";
-  if (any_of(n, {"sparse", "_coo", "_csr", "_csc", "_bsr", "_bsc", "to_dense", "coalesce", "_indices", "_values",
-                 "_nnz"})) {
+  if (starts(n, "__") || any_of(n, {"bitwise", "logical"})) return "pointwise";  // __and__, __lshift__, ...
+  static const std::set<std::string_view> kSparseAccessors = {
+      "_indices", "_values", "_nnz", "indices", "values", "crow_indices", "col_indices", "ccol_indices", "row_indices"};
+  if (any_of(n, {"sparse", "_coo", "_csr", "_csc", "_bsr", "_bsc", "to_dense", "coalesce"}) ||
+      kSparseAccessors.count(n)) {
     return "sparse";
   }
   if (any_of(n, {"quantize", "q_", "_per_tensor", "_per_channel", "qscheme", "fake_quant", "int_repr", "fbgemm"}) ||
@@ -97,16 +100,17 @@ std::string_view op_group(std::string_view op) {
                  "diagonal", "embedding", "searchsorted", "bucketize"})) {
     return "indexing";
   }
-  if (any_of(n, {"empty", "zeros", "ones", "full", "arange", "linspace", "logspace", "eye", "tensor", "clone", "copy",
-                 "_to_copy", "to", "scalar_tensor", "like", "from_file", "tril_indices", "triu_indices"}) &&
-      !any_of(n, {"total", "atom"})) {
+  if ((any_of(n, {"empty", "zeros", "ones", "full", "arange", "linspace", "logspace", "eye", "tensor", "clone", "copy",
+                  "_to_copy", "scalar_tensor", "like", "from_file", "tril_indices", "triu_indices"}) &&
+       !any_of(n, {"total", "atom"})) ||
+      n == "to" || starts(n, "to_") || starts(n, "_to_")) {
     return "creation";
   }
-  if (any_of(n, {"view",    "reshape",    "expand", "permute", "transpose", "squeeze", "unsqueeze",  "flatten",
-                 "alias",   "as_strided", "split",  "chunk",   "unbind",    "stack",   "cat",        "t_",
-                 "movedim", "swap",       "flip",   "roll",    "repeat",    "tile",    "contiguous", "detach",
-                 "real",    "imag",       "conj",   "resize",  "set_"}) ||
-      n == "t") {
+  if (any_of(n, {"view",       "reshape", "expand",     "permute", "transpose", "squeeze", "unsqueeze",
+                 "flatten",    "alias",   "as_strided", "split",   "chunk",     "unbind",  "stack",
+                 "cat",        "movedim", "swap",       "flip",    "roll",      "repeat",  "tile",
+                 "contiguous", "detach",  "real",       "imag",    "conj",      "resize",  "set_"}) ||
+      n == "t" || n == "t_") {
     return "view";
   }
   if (any_of(n, {"add",         "sub",          "mul",     "div",       "pow",      "exp",       "log",
