@@ -37,14 +37,14 @@ test: build
 # oldest one).
 AUDIT_TARGET ?= auto
 audit: build
-	$(MPS_AUDIT) run --target $(AUDIT_TARGET) --spec opspec.yaml --out $(AUDIT_OUT) --format json,md
+	$(MPS_AUDIT) run --target $(AUDIT_TARGET) --spec opspec.yaml --out $(AUDIT_OUT) --format json,md,html,junit,csv,badge
 	@echo
 	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS
 	@echo
 	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS --format json -o $(AUDIT_OUT)/registry-mps.json
 	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS --format md -o $(AUDIT_OUT)/registry-mps.md
 	$(MPS_AUDIT) registry diff $(OLDEST_RELEASE) $(LATEST_RELEASE) --key MPS --format md -o $(AUDIT_OUT)/registry-mps-diff.md
-	@echo "wrote $(AUDIT_OUT)/results.json, $(AUDIT_OUT)/results.md, $(AUDIT_OUT)/registry-mps.json, $(AUDIT_OUT)/registry-mps.md, $(AUDIT_OUT)/registry-mps-diff.md"
+	@echo "wrote $(AUDIT_OUT)/results.{json,md,html,junit.xml,csv}, $(AUDIT_OUT)/badge.svg, $(AUDIT_OUT)/registry-mps.json, $(AUDIT_OUT)/registry-mps.md, $(AUDIT_OUT)/registry-mps-diff.md"
 
 bench: build
 	$(BUILD_DIR)/bench/mps_audit_bench --benchmark_min_time=0.5
