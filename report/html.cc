@@ -115,12 +115,18 @@ std::vector<std::string> run_names(const std::vector<Results>& runs) {
   return names;
 }
 
-// The registry statuses of all runs, in the order the analysis lists them (native first, then registry order).
-std::vector<std::string> statuses_of(const std::vector<Analysis>& analyses) {
+// The registry statuses of all runs, in the order the analysis lists them (native first, then registry order), then
+// any it does not list.
+std::vector<std::string> statuses_of(const std::vector<Results>& runs, const std::vector<Analysis>& analyses) {
   std::vector<std::string> out;
   for (const auto& a : analyses) {
     for (const auto& c : a.coverage) {
       if (std::find(out.begin(), out.end(), c.status) == out.end()) out.push_back(c.status);
+    }
+  }
+  for (const auto& run : runs) {
+    for (const auto& r : run.records) {
+      if (std::find(out.begin(), out.end(), r.registry_status) == out.end()) out.push_back(r.registry_status);
     }
   }
   return out;
@@ -660,7 +666,7 @@ std::string render_html(const std::vector<Results>& runs) {
   std::vector<Analysis> analyses;
   for (const auto& r : runs) analyses.push_back(analyze(r));
   const std::vector<std::string> names = run_names(runs);
-  const std::vector<std::string> statuses = statuses_of(analyses);
+  const std::vector<std::string> statuses = statuses_of(runs, analyses);
 
   // Chart and filter numbers: per run, per group; and over all runs, per verdict, group, status and dtype.
   std::vector<VerdictCounts> counts;
