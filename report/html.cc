@@ -271,7 +271,7 @@ std::string verdict_chart(const std::vector<std::string>& short_names, const std
 // so groups of any size compare), its size at the right.
 std::string group_chart(const std::vector<std::string>& short_names,
                         const std::vector<std::map<std::string_view, VerdictCounts>>& by_group) {
-  constexpr int kBar = 16, kRunGap = 3, kGroupGap = 12;
+  constexpr int kBar = 14, kRunGap = 3, kGroupGap = 9;
   std::vector<std::string_view> present;
   for (auto g : op_groups()) {
     for (const auto& run : by_group) {
@@ -332,21 +332,21 @@ dl.env dt{color:var(--muted)}dl.env dd{margin:0;overflow-wrap:anywhere}
 svg.chart{display:block;max-width:100%;height:auto;margin:4px 0 10px}
 svg.chart text{font:13px system-ui,sans-serif;fill:var(--fg)}
 svg.chart text.lab{text-anchor:end}svg.chart text.in{text-anchor:middle;font-size:12px}
-svg.chart text.sm{font-size:11px;fill:var(--muted)}
-.legend{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:2px 14px;margin:6px 0 12px;padding:0;
-  list-style:none;font-size:13px}
-.legend li{display:flex;align-items:baseline;gap:6px}
+svg.chart text.sm{font-size:12px;fill:var(--muted)}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:4px 0 8px;padding:0;list-style:none;font-size:13px}
+.legend li{display:flex;align-items:baseline;gap:5px;cursor:help}
 .sw{display:inline-block;min-width:22px;text-align:center;border-radius:3px;padding:0 3px;font-weight:700}
 .legend .m,.hint{color:var(--muted);font-size:12px}
-#filters{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:flex-start;margin:8px 0}
-#filters fieldset{border:1px solid var(--line);border-radius:6px;margin:0;padding:4px 8px 6px;max-width:100%}
+.explorer{display:grid;grid-template-columns:270px minmax(0,1fr);gap:14px;align-items:start}
+#filters{display:flex;flex-direction:column;gap:6px}
+#filters fieldset{border:1px solid var(--line);border-radius:6px;margin:0;padding:2px 8px 5px}
 #filters legend{color:var(--muted);font-size:12px;padding:0 4px}
-#filters label{display:inline-flex;align-items:center;gap:3px;margin-right:8px;white-space:nowrap;font-size:13px}
+#filters label{display:inline-flex;align-items:center;gap:3px;margin-right:6px;white-space:nowrap;font-size:13px}
 #filters .n{color:var(--muted);font-size:11px}
 #filters button{font-size:11px;margin-left:4px}
-#search{font-size:14px;padding:4px 8px;width:260px}
-#shown{color:var(--muted);margin:4px 0}
-.wrap{overflow:auto;max-height:80vh;border:1px solid var(--line)}
+#search{font-size:14px;padding:3px 6px;width:100%}
+#shown{margin:0 0 2px}.hint{margin:0 0 6px}
+.wrap{overflow:auto;max-height:85vh;border:1px solid var(--line)}
 #matrix{border-collapse:separate;border-spacing:0;font-size:13px}
 #matrix th,#matrix td{border-bottom:1px solid #eceef1;padding:1px 6px;white-space:nowrap}
 #matrix thead th{position:sticky;background:var(--head);z-index:2;border-bottom:1px solid var(--line)}
@@ -356,7 +356,7 @@ svg.chart text.sm{font-size:11px;fill:var(--muted)}
 #matrix thead th[aria-sort=ascending]:after{content:" \25B2";color:var(--fg)}
 #matrix thead th[aria-sort=descending]:after{content:" \25BC";color:var(--fg)}
 #matrix th.run{border-left:2px solid #9aa0aa;max-width:420px;white-space:normal;font-size:12px}
-#matrix tbody th{text-align:left;font-weight:500;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+#matrix tbody th{max-width:330px;overflow:hidden;text-overflow:ellipsis;text-align:left;font-weight:500;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 #matrix tbody td{text-align:center;min-width:30px;cursor:pointer}
 #matrix tbody td.g,#matrix tbody td.s{text-align:left;color:var(--muted);cursor:default}
 #matrix tbody td.n,#matrix tbody td.w{cursor:default}
@@ -436,7 +436,8 @@ constexpr const char* kScript = R"JS(
   const parts = new Array(ops.length);
   for (let i = 0; i < ops.length; i++) {
     const o = ops[i];
-    let row = '<tr data-o="' + i + '"><th scope="row">' + esc(o[0]) + '</th><td class="g">' + esc(D.groups[o[1]]) +
+    const name = esc(o[0]);
+    let row = '<tr data-o="' + i + '"><th scope="row" title="' + name + '">' + name + '</th><td class="g">' + esc(D.groups[o[1]]) +
         '</td><td class="s">' + esc(statusText(o)) + "</td>";
     for (let c = 0; c < nc; c++) {
       const r = cell[i * nc + c], f = firstCol[c] ? " first" : "";
@@ -632,11 +633,12 @@ std::string environment_html(const Results& run, const std::string& name, const 
   return out + "</ul></section>\n";
 }
 
+// Colour, symbol and name of each verdict; its meaning shows on hover.
 std::string legend_html() {
   std::string out = "<ul class=\"legend\">";
   for (const auto& s : kStyles) {
-    out += fmt::format("<li><span class=\"sw v{}\">{}</span>{} <span class=\"m\">{}</span></li>",
-                       verdict_number(s.verdict), verdict_symbol(s.verdict), to_string(s.verdict), s.meaning);
+    out += fmt::format("<li title=\"{3}\"><span class=\"sw v{0}\">{1}</span>{2}</li>", verdict_number(s.verdict),
+                       verdict_symbol(s.verdict), to_string(s.verdict), s.meaning);
   }
   return out + "</ul>\n";
 }
@@ -725,16 +727,18 @@ std::string render_html(const std::vector<Results>& runs) {
         with_commas(p.planned), with_commas(p.not_run()));
   }
 
-  // The overview fits a screen: environments and the verdict chart on the left, the groups on the right.
+  // The overview fits a screen: environments on the left, the charts on the right.
   out += fmt::format("<header><h1>{}</h1></header>\n<main>\n<div class=\"overview\"><div>\n<div class=\"runs\">\n",
                      escape_html(title));
   for (size_t i = 0; i < runs.size(); ++i) {
     out += environment_html(runs[i], runs.size() == 1 ? "Environment" : names[i], analyses[i]);
   }
-  out += "</div>\n<h2>Coverage by verdict</h2>\n" + verdict_chart(short_names, counts) + "\n" + legend_html();
-  out += "</div><div>\n<h2>Coverage by operator group</h2>\n" + group_chart(short_names, by_group) + "\n</div></div>\n";
+  out +=
+      "</div></div><div>\n<h2>Coverage by verdict</h2>\n" + verdict_chart(short_names, counts) + "\n" + legend_html();
+  out += "<h2>Coverage by operator group</h2>\n" + group_chart(short_names, by_group) + "\n</div></div>\n";
 
-  out += "<h2>Operators \u00d7 dtypes</h2>\n<div id=\"filters\">";
+  // The matrix, with its filters in a column beside it.
+  out += "<h2>Operators \u00d7 dtypes</h2>\n<div class=\"explorer\"><div id=\"filters\">";
   out +=
       "<fieldset><legend>search</legend><input id=\"search\" type=\"search\" "
       "placeholder=\"operator name contains\u2026\" aria-label=\"search operators\"></fieldset>";
@@ -761,11 +765,11 @@ std::string render_html(const std::vector<Results>& runs) {
   choices.clear();
   for (const auto& d : dtypes) choices.push_back({d, d, dtype_records[d], ""});
   out += filter_set("dtype", "d", choices);
-  out += "</div>\n<p id=\"shown\" aria-live=\"polite\"></p>\n";
+  out += "</div>\n<div><p id=\"shown\" aria-live=\"polite\"></p>";
   out +=
       "<p class=\"hint\">Click a column's heading to sort (operator, group, registry status, worst verdict), a cell "
       "for its details.</p>\n";
-  out += "<div class=\"wrap\"><table id=\"matrix\"><thead></thead><tbody></tbody></table></div>\n";
+  out += "<div class=\"wrap\"><table id=\"matrix\"><thead></thead><tbody></tbody></table></div></div></div>\n";
   out +=
       "<aside id=\"details\" hidden aria-live=\"polite\"><button type=\"button\" class=\"close\" "
       "aria-label=\"close\">\u00d7</button><h3></h3><dl></dl></aside>\n</main>\n";
