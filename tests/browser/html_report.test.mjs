@@ -156,6 +156,32 @@ test("a verdict filter hides that verdict's cells, the rows left with none, and 
   await page.close();
 });
 
+test("a dtype filter hides that dtype's column, a group filter its operators' rows", async () => {
+  const results = JSON.parse(readFileSync(join(work, "run/results.json"), "utf8")).results;
+  const { page, problems } = await open(join(work, "run/results.html"));
+  const box = (set, label) => page.evaluateHandle((set, label) =>
+    [...document.querySelectorAll(`#filter-${set} label`)].find((l) => l.textContent.trim().split(/\s+/)[0] === label)
+      .querySelector("input"), set, label);
+  const float16 = await box("d", "float16");
+  await float16.click();
+  const onlyFloat16 = new Set(results.map((r) => r.op));
+  for (const r of results) if (r.dtype !== "float16") onlyFloat16.delete(r.op);
+  for (const c of await matrixCells(page)) {
+    assert.equal(c.visible, c.dtype !== "float16" && !onlyFloat16.has(c.op), `${c.op} ${c.dtype}`);
+  }
+  const headings = await page.$$eval("#matrix thead tr.dt th", (ths) => ths.filter((th) => th.checkVisibility()).map((th) => th.textContent));
+  assert.deepEqual(headings, [...new Set(results.map((r) => r.dtype))].filter((d) => d !== "float16"));
+  await float16.click();
+  // The groups are the report's (op_group() in C++); the column beside the operator says which.
+  const groupOf = new Map(await page.$$eval("#matrix tbody tr", (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
+  const reduction = await box("g", "reduction");
+  await reduction.click();
+  for (const c of await matrixCells(page)) assert.equal(c.rowHidden, groupOf.get(c.op) === "reduction", c.op);
+  assert.ok([...groupOf.values()].includes("reduction"));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test("the search box narrows the rows to operators whose name contains it", async () => {
   const results = JSON.parse(readFileSync(join(work, "run/results.json"), "utf8")).results;
   const { page, problems } = await open(join(work, "run/results.html"));
