@@ -2,6 +2,9 @@
 # Installs what building and testing mps-audit needs, when it is missing.
 #   Debian/Ubuntu: apt-get (through sudo when not root).
 #   macOS: prints the exact commands (Homebrew, and a torch wheel for libtorch), and fails if something is missing.
+#   The HTML report's browser test (tests/browser/): Debian's chromium, node and npm, then puppeteer-core at the
+#   version pinned in tests/browser/package-lock.json (`npm ci`, into tests/browser/node_modules). Not on macOS:
+#   there that test skips.
 # Environment: TORCH_PREFIX set -> libtorch comes from there (a wheel), so Debian's libtorch is not installed;
 #              MPS_AUDIT_SKIP_SETUP=1 -> do nothing.
 set -euo pipefail
@@ -12,6 +15,10 @@ debian_packages=(cmake g++ make libyaml-cpp-dev libfmt-dev nlohmann-json3-dev li
                  libbenchmark-dev ccache libxml2-utils)
 # Debian's libtorch, and its Python bindings with torchgen for the oracle tests.
 [ -z "${TORCH_PREFIX:-}" ] && debian_packages+=(libtorch-dev python3-torch)
+# The browser test of the HTML report. A node from elsewhere (NodeSource ships npm inside its nodejs, which
+# conflicts with Debian's npm) is used as it is.
+debian_packages+=(chromium)
+command -v node >/dev/null && command -v npm >/dev/null || debian_packages+=(nodejs npm)
 
 setup_debian() {
   local missing=()
@@ -45,11 +52,25 @@ setup_macos() {
   exit 2
 }
 
+# puppeteer-core as pinned by the lock file; it downloads no browser (the test drives /usr/bin/chromium). Redone
+# only when the lock file changed since the last install.
+setup_browser_test() {
+  local dir stamp
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/browser"
+  stamp="$dir/node_modules/.installed-package-lock.json"
+  [ -f "$dir/package-lock.json" ] || return 0
+  cmp -s "$dir/package-lock.json" "$stamp" 2>/dev/null && return 0
+  echo "setup: installing the browser test's node modules (npm ci in tests/browser)"
+  (cd "$dir" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$dir/package-lock.json" "$stamp"
+}
+
 case "$(uname -s)" in
   Darwin) setup_macos ;;
   Linux)
     if command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
       setup_debian
+      setup_browser_test
     else
       echo "setup: not a Debian/Ubuntu system; install CMake, a C++17 compiler, libtorch, yaml-cpp, fmt," \
            "nlohmann-json, CLI11, GoogleTest and Google Benchmark, then run make with TORCH_PREFIX=<libtorch>" >&2
