@@ -325,7 +325,7 @@ std::vector<std::string> coverage_sentences(const Results& results, const Analys
     else if (c.status == "composite_explicit")
       what = "with one kernel for every backend (CompositeExplicitAutograd)";
     else if (c.status == "composite_implicit")
-      what = "that decompose into other operators (CompositeImplicitAutograd)";
+      what = "decomposed into other operators (CompositeImplicitAutograd)";
     else if (c.status == "none")
       what = fmt::format("without a {} kernel (the backend fallback)", key);
     else
