@@ -19,7 +19,9 @@
 #include <CLI/CLI.hpp>
 
 #include "common/diagnostics.h"
+#include "common/environment.h"
 #include "common/torch_info.h"
+#include "model/model_audit.h"
 #include "probe/runner.h"
 #include "registry/registry_command.h"
 #include "report/report_commands.h"
@@ -148,6 +150,33 @@ int main(int argc, char** argv) {
   compare->add_option("--format", compare_opts.format, "md, html or json")->capture_default_str();
   compare->add_option("-o,--output", compare_opts.output, "Write to this file instead of standard output");
 
+  EnvOptions env_opts;
+  CLI::App* env = app.add_subcommand("env", "What this machine offers: MPS, CUDA, the fallback variable, targets");
+  env->add_option("--format", env_opts.format, "text or json")->capture_default_str();
+
+  ModelOptions model_opts;
+  model_opts.self = run_opts.self;
+  model_opts.command_line.assign(argv, argv + argc);
+  CLI::App* model = app.add_subcommand(
+      "model", "Run a TorchScript model on the CPU and a target: what falls back, what it costs, do results match");
+  model->add_option("model", model_opts.model, "TorchScript file (torch.jit.script(...).save())")->required();
+  model->add_option("--input", model_opts.inputs, "One per forward argument: 4x3x32x32[:float32], 2x16:int64");
+  model->add_option("--input-high", model_opts.input_high, "Integer inputs are drawn from [0, N)")
+      ->capture_default_str();
+  model->add_option("--target", model_opts.target, "auto, mps, mps-emu, cuda or cpu")->capture_default_str();
+  model->add_option("--emu-release", model_opts.emu_release, "mps-emu: the release folder to emulate");
+  model->add_option("--emu-macos", model_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
+      ->capture_default_str();
+  model->add_option("--fallback", model_opts.fallback, "PYTORCH_ENABLE_MPS_FALLBACK for the target: on or off")
+      ->capture_default_str();
+  model->add_option("--out", model_opts.out_dir, "Folder for the reports")->capture_default_str();
+  model->add_option("--format", model_opts.formats, "json, md, html")->delimiter(',')->capture_default_str();
+  model->add_flag("--train", model_opts.train, "One training step: loss, backward, SGD step");
+  model->add_option("--target-classes", model_opts.target_classes,
+                    "--train: cross-entropy against N random classes (default: the sum of the output)");
+  model->add_option("--lr", model_opts.lr, "--train: SGD learning rate")->capture_default_str();
+  model->add_option("--seed", model_opts.seed, "Seed of the random inputs and labels")->capture_default_str();
+
   WorkerOptions worker_opts;
   CLI::App* worker = app.add_subcommand("__worker", "");  // started by `run` (probe/runner.cc)
   worker->group("");
@@ -167,6 +196,8 @@ int main(int argc, char** argv) {
 
   try {
     if (run->parsed()) return run_audit(run_opts, std::cout, std::cerr);
+    if (env->parsed()) return run_env(env_opts, std::cout);
+    if (model->parsed()) return run_model_audit(model_opts, std::cout, std::cerr);
     if (worker->parsed()) return run_worker(worker_opts, std::cout);
     if (merge->parsed()) return run_merge(merge_opts, std::cout);
     if (diff->parsed()) return run_registry_diff(diff_opts, std::cout);

@@ -1,9 +1,13 @@
 // RecordFunction-based operator trace.
 #include "probe/dispatch_trace.h"
 
+#include <chrono>
+
 #include <ATen/record_function.h>
 
 #include "common/diagnostics.h"
+#include "common/ivalue_tensors.h"
+#include "probe/dtypes.h"
 
 namespace mps_audit {
 namespace {
@@ -13,6 +17,8 @@ struct TraceState {
   std::vector<TraceEvent> events;
   std::vector<std::string> parents;  // event index -> name of the enclosing op ("" at top level)
   bool active = false;
+  bool details = false;
+  bool keep_call_outputs = false;
 };
 
 TraceState& state() {
@@ -21,6 +27,53 @@ TraceState& state() {
 }
 
 thread_local std::vector<std::string> t_stack;
+thread_local std::vector<long> t_index_stack;  // event indices of t_stack's entries
+
+// Carries an event's index and start time from its start callback to its end callback (TraceOptions::details).
+struct TimedContext : at::ObserverContext {
+  size_t index = 0;
+  std::chrono::steady_clock::time_point start;
+};
+
+bool is_call(const TraceEvent& e) {
+  if (e.parent < 0) return true;
+  const std::string& parent = state().events[static_cast<size_t>(e.parent)].name;
+  return parent.rfind("autograd::", 0) == 0;
+}
+
+// CPU copies, so that later in-place operators on the device cannot change them.
+std::vector<c10::IValue> copy_outputs(const at::RecordFunction& fn) {
+  at::RecordFunctionGuard not_traced(false);  // the copies are the trace's own, not the traced program's
+  std::vector<c10::IValue> out;
+  for (const c10::IValue& v : fn.outputs()) {
+    out.push_back(map_tensors(v, [](const at::Tensor& t) {
+      return t.defined() ? t.detach().to(c10::kCPU, /*non_blocking=*/false, /*copy=*/true) : t;
+    }));
+  }
+  return out;
+}
+
+void describe_tensor(const at::Tensor& t, TraceEvent& e) {
+  if (!t.defined()) return;
+  std::string shape;
+  for (int64_t d : t.sizes()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  e.inputs.push_back(dtype_name(t.scalar_type()) + "[" + shape + "]");
+  e.input_bytes.push_back(static_cast<int64_t>(t.numel() * t.element_size()));
+}
+
+void describe_inputs(const at::RecordFunction& fn, TraceEvent& e) {
+  for (const c10::IValue& v : fn.inputs()) {
+    if (v.isTensor()) {
+      describe_tensor(v.toTensor(), e);
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) describe_tensor(t, e);
+    } else if (v.isList()) {  // Tensor?[]
+      for (const c10::IValue& x : v.toListRef()) {
+        if (x.isTensor()) describe_tensor(x.toTensor(), e);
+      }
+    }
+  }
+}
 
 // "aten::cumsum.out": RecordFunction's name() omits the overload, its operator_name() has it.
 std::string full_name(const at::RecordFunction& fn) {
@@ -33,30 +86,67 @@ std::string full_name(const at::RecordFunction& fn) {
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const std::string name = full_name(fn);
   TraceState& s = state();
+  TraceEvent event;
+  event.name = name;
+  event.depth = static_cast<int>(t_stack.size());
+  event.parent = t_index_stack.empty() ? -1 : t_index_stack.back();
+  if (s.details) describe_inputs(fn, event);
+  size_t index = 0;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.events.push_back({name, static_cast<int>(t_stack.size())});
+    index = s.events.size();
+    s.events.push_back(std::move(event));
     s.parents.push_back(t_stack.empty() ? std::string() : t_stack.back());
   }
   t_stack.push_back(name);
-  return nullptr;
+  t_index_stack.push_back(static_cast<long>(index));
+  if (!s.details && !s.keep_call_outputs) return nullptr;
+  auto context = std::make_unique<TimedContext>();
+  context->index = index;
+  context->start = std::chrono::steady_clock::now();
+  return context;
 }
 
-void on_end(const at::RecordFunction&, at::ObserverContext*) {
+void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
   if (!t_stack.empty()) t_stack.pop_back();
+  if (!t_index_stack.empty()) t_index_stack.pop_back();
+  if (auto* timed = dynamic_cast<TimedContext*>(context)) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - timed->start).count();
+    TraceState& s = state();
+    bool keep = false;
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      if (timed->index >= s.events.size()) return;
+      s.events[timed->index].seconds = seconds;
+      keep = s.keep_call_outputs && is_call(s.events[timed->index]);
+    }
+    if (!keep) return;
+    std::vector<c10::IValue> outputs = copy_outputs(fn);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.events[timed->index].outputs = std::move(outputs);
+  }
 }
 
 }  // namespace
 
-DispatchTrace::DispatchTrace() {
+DispatchTrace::DispatchTrace() : DispatchTrace(TraceOptions{}) {}
+
+// Global callbacks, not thread-local ones: autograd runs a device's backward operators on its own thread.
+DispatchTrace::DispatchTrace(TraceOptions options) {
   TraceState& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   MPS_AUDIT_ASSERT(!s.active, "one DispatchTrace at a time");
   s.active = true;
+  s.details = options.details;
+  s.keep_call_outputs = options.keep_call_outputs;
   s.events.clear();
   s.parents.clear();
   t_stack.clear();
-  handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end).scopes({at::RecordScope::FUNCTION}));
+  t_index_stack.clear();
+  handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                                      .needsInputs(options.details)
+                                      .needsOutputs(options.keep_call_outputs)
+                                      .scopes({at::RecordScope::FUNCTION}));
 }
 
 DispatchTrace::~DispatchTrace() {

@@ -69,6 +69,7 @@
 #endif
 
 #include "common/diagnostics.h"
+#include "common/environment.h"
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/text.h"
@@ -931,6 +932,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   env.fallback_mode = o.fallback;
   env.spec = o.spec;
   env.torch_version = compat::kTorchVersion;
+  describe_host(env);  // the host block `mps-audit env` prints (common/environment.h)
   env.device = device_for(target).str();
   if (target == "mps-emu") {
     env.emulator = emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, o.emu_macos);

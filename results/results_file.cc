@@ -68,7 +68,30 @@ ProbeResult probe_result_from_json(const nlohmann::json& j) {
   return r;
 }
 
+std::string fallback_variable_meaning(const std::optional<std::string>& value) {
+  bool on = false;
+  if (value && !value->empty()) {
+    try {
+      on = std::stoi(*value) != 0;
+    } catch (const std::exception&) {
+      return "not an integer: MPS cannot read it (PyTorch's std::stoi throws when MPS loads)";
+    }
+  }
+  return on ? "operators MPS lacks run on the CPU (at::native::cpu_fallback), with one warning per process"
+            : "operators MPS lacks raise NotImplementedError: set PYTORCH_ENABLE_MPS_FALLBACK=1 before torch loads "
+              "to run them on the CPU";
+}
+
 nlohmann::json to_json(const RunEnvironment& env) {
+  nlohmann::json targets = nlohmann::json::array();
+  for (const auto& t : env.targets) {
+    nlohmann::json j = {{"name", t.name}};
+    if (t.name == "mps-emu") {
+      j["releases"] = t.releases;
+      j["release_dirs"] = t.release_dirs;
+    }
+    targets.push_back(std::move(j));
+  }
   return {{"torch_version", env.torch_version},
           {"target", env.target},
           {"requested_target", env.requested},
@@ -77,7 +100,17 @@ nlohmann::json to_json(const RunEnvironment& env) {
           {"fallback_mode", env.fallback_mode},
           {"emulated", !env.emulator.empty()},
           {"emulator", env.emulator},
-          {"spec", env.spec}};
+          {"spec", env.spec},
+          {"mps",
+           {{"built", env.mps_built},
+            {"available", env.mps_available},
+            {"macos", env.macos.empty() ? nlohmann::json() : nlohmann::json(env.macos)},
+            {"why_not", env.mps_why_not}}},
+          {"cuda", {{"built", env.cuda_built}, {"available", env.cuda_available}, {"devices", env.cuda_devices}}},
+          {"PYTORCH_ENABLE_MPS_FALLBACK",
+           {{"value", env.fallback_variable ? nlohmann::json(*env.fallback_variable) : nlohmann::json()},
+            {"meaning", fallback_variable_meaning(env.fallback_variable)}}},
+          {"targets", std::move(targets)}};
 }
 
 RunEnvironment run_environment_from_json(const nlohmann::json& j) {
@@ -90,6 +123,28 @@ RunEnvironment run_environment_from_json(const nlohmann::json& j) {
   env.fallback_mode = j.value("fallback_mode", "");
   env.emulator = j.value("emulator", "");
   env.spec = j.value("spec", "");
+  if (const auto mps = j.find("mps"); mps != j.end() && mps->is_object()) {
+    env.mps_built = mps->value("built", false);
+    env.mps_available = mps->value("available", false);
+    if (mps->contains("macos") && (*mps)["macos"].is_string()) env.macos = (*mps)["macos"].get<std::string>();
+    env.mps_why_not = mps->value("why_not", "");
+  }
+  if (const auto cuda = j.find("cuda"); cuda != j.end() && cuda->is_object()) {
+    env.cuda_built = cuda->value("built", false);
+    env.cuda_available = cuda->value("available", false);
+    env.cuda_devices = cuda->value("devices", std::vector<std::string>{});
+  }
+  if (const auto var = j.find("PYTORCH_ENABLE_MPS_FALLBACK"); var != j.end() && var->is_object()) {
+    if (var->contains("value") && (*var)["value"].is_string())
+      env.fallback_variable = (*var)["value"].get<std::string>();
+  }
+  if (const auto targets = j.find("targets"); targets != j.end() && targets->is_array()) {
+    for (const auto& t : *targets) {
+      if (!t.is_object()) continue;
+      env.targets.push_back({t.value("name", ""), t.value("releases", std::vector<std::string>{}),
+                             t.value("release_dirs", std::vector<std::string>{})});
+    }
+  }
   return env;
 }
 

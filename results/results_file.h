@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ namespace mps_audit {
 inline constexpr int kResultsSchemaVersion = 2;
 inline constexpr int kOldestResultsSchemaVersion = 1;
 
+// A --target value that works on this machine; for mps-emu, the releases it can emulate.
+struct AvailableTarget {
+  std::string name;
+  std::vector<std::string> releases;      // "1.13.1"
+  std::vector<std::string> release_dirs;  // their folders, as --emu-release takes them
+};
+
 struct RunEnvironment {
   std::string torch_version;
   std::string target;         // "mps-emu"
@@ -27,7 +35,20 @@ struct RunEnvironment {
   std::string fallback_mode;  // "on" / "off" (PYTORCH_ENABLE_MPS_FALLBACK)
   std::string emulator;       // the emulator's label, empty on a real device
   std::string spec;           // path of the op spec
+  // The host, as `mps-audit env` shows it (describe_host() in common/environment.h). Files written before these
+  // existed read as all false and empty.
+  bool mps_built = false;      // the linked libtorch has the real MPS backend
+  bool mps_available = false;  // and an MPS device is usable now
+  std::string macos;           // "14.5"; empty off macOS
+  std::string mps_why_not;     // why MPS is not available, empty when it is
+  bool cuda_built = false, cuda_available = false;
+  std::vector<std::string> cuda_devices;         // "NVIDIA H100 80GB HBM3"
+  std::optional<std::string> fallback_variable;  // PYTORCH_ENABLE_MPS_FALLBACK as this process saw it; none: unset
+  std::vector<AvailableTarget> targets;
 };
+
+// What a value of PYTORCH_ENABLE_MPS_FALLBACK makes MPS do, as MPSFallback.mm reads it (once, when it loads).
+std::string fallback_variable_meaning(const std::optional<std::string>& value);
 
 // How much of the planned work the records cover. A run that was interrupted is written all the same, marked
 // incomplete, with what finished.

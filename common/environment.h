@@ -1,0 +1,27 @@
+// What this machine and the linked libtorch offer: MPS, CUDA, the fallback variable, the targets that work here.
+// `mps-audit env` prints it, and `run` and `model` record the same block in every result file.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "results/results_file.h"
+
+namespace mps_audit {
+
+// Fills the host fields of `env` (torch version, OS, mps, cuda, PYTORCH_ENABLE_MPS_FALLBACK, targets); leaves the
+// run's own fields (target, device, emulator, fallback mode, spec) as they are. Call it before the MPS emulator is
+// activated or after: an emulated MPS is never reported as a built one.
+void describe_host(RunEnvironment& env);
+
+struct EnvOptions {
+  std::string format = "text";  // text or json
+};
+
+// `mps-audit env`.
+int run_env(const EnvOptions& options, std::ostream& out);
+
+// "text" for the environment block, as `env` prints it and the model report quotes it.
+std::string render_environment_text(const RunEnvironment& env);
+
+}  // namespace mps_audit

@@ -1,0 +1,589 @@
+// Runs a TorchScript model on the CPU and on a target and traces the target's operators: see model_audit.h.
+//
+// Note [Model audit in one process]
+// The target side runs in this process, not in a worker. For mps-emu that is correct: the emulator reads
+// PYTORCH_ENABLE_MPS_FALLBACK when it is activated, which happens here after the variable is set as --fallback
+// says. Real MPS reads the variable when libtorch loads, before main(): when it does not say what --fallback asks,
+// this process sets it and executes itself again. The price: a model that crashes the target process (rather than
+// raising) ends the audit without a report; `mps-audit run` isolates such operators in workers.
+#include "model/model_audit.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <set>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/cross_entropy_loss.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/serialization/import.h>
+#include <unistd.h>
+
+#include "common/diagnostics.h"
+#include "common/environment.h"
+#include "common/ivalue_tensors.h"
+#include "common/output_file.h"
+#include "common/paths.h"
+#include "common/torch_compat.h"
+#include "emu/mps_emulator.h"
+#include "model/mps_only_kernels.h"
+#include "probe/compare.h"
+#include "probe/dispatch_trace.h"
+#include "probe/dtypes.h"
+
+namespace mps_audit {
+namespace {
+
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+// The line of an exception that says what went wrong. The TorchScript interpreter wraps errors in a traceback
+// ("The following operation failed in the TorchScript interpreter. ... RuntimeError: what"): the last
+// "...Error: " line of it is the operator's own message.
+std::string error_text(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string text = c10_error ? c10_error->what_without_backtrace() : e.what();
+  if (text.find("failed in the TorchScript interpreter") != std::string::npos) {
+    static const std::regex error_line(R"((?:^|\n)([A-Za-z.]*(?:Error|Exception): [^\n]*))");
+    std::string last;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), error_line); it != std::sregex_iterator(); ++it) {
+      last = (*it)[1].str();
+    }
+    if (!last.empty()) return first_line(last);
+  }
+  return first_line(text);
+}
+
+struct InputSpec {
+  std::vector<int64_t> shape;
+  c10::ScalarType dtype = c10::kFloat;
+  std::string text;  // "4x3x32x32:float32"
+};
+
+InputSpec parse_input(const std::string& text) {
+  static const std::regex form(R"(^(\d+(?:x\d+)*)?(?::([A-Za-z0-9_]+))?$)");
+  std::smatch m;
+  if (text.empty() || !std::regex_match(text, m, form)) {
+    throw UserError(
+        fmt::format("--input '{}': expected a shape like 4x3x32x32, optionally with :DTYPE (2x16:int64)", text));
+  }
+  InputSpec in;
+  const std::string shape = m[1].str();
+  for (size_t start = 0; start < shape.size();) {
+    const size_t x = shape.find('x', start);
+    in.shape.push_back(std::stoll(shape.substr(start, x - start)));
+    start = x == std::string::npos ? shape.size() : x + 1;
+  }
+  if (m[2].matched) {
+    const auto dtype = parse_dtype(m[2].str());
+    if (!dtype) {
+      throw UserError(fmt::format("--input '{}': unknown dtype '{}', expected one of {}", text, m[2].str(),
+                                  fmt::join(known_dtype_names(), ", ")));
+    }
+    in.dtype = *dtype;
+  }
+  std::string dims;
+  for (int64_t d : in.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+  in.text = fmt::format("{}:{}", dims.empty() ? "scalar" : dims, dtype_name(in.dtype));
+  return in;
+}
+
+// Random inputs on the CPU, the same every run: floats from a standard normal, integers (token ids, class
+// indices) uniform in [0, high), booleans 0 or 1.
+std::vector<c10::IValue> make_inputs(const std::vector<InputSpec>& specs, int64_t high, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  std::vector<c10::IValue> out;
+  for (const auto& s : specs) {
+    const auto options = at::TensorOptions().dtype(c10::kFloat);
+    at::Tensor t;
+    if (c10::isFloatingType(s.dtype) || c10::isComplexType(s.dtype)) {
+      t = at::randn(s.shape, gen, options).to(s.dtype);
+    } else if (s.dtype == c10::kBool) {
+      t = at::randint(0, 2, s.shape, gen, options.dtype(c10::kLong)).to(c10::kBool);
+    } else {
+      t = at::randint(0, high, s.shape, gen, options.dtype(c10::kLong)).to(s.dtype);
+    }
+    out.emplace_back(t);
+  }
+  return out;
+}
+
+at::Tensor first_tensor(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor();
+  if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) {
+      if (e.isTensor()) return e.toTensor();
+    }
+  }
+  if (v.isTensorList() && !v.toTensorVector().empty()) return v.toTensorVector()[0];
+  return at::Tensor();
+}
+
+// One pass of the model on one device: a forward, or a training step (forward, loss, backward, SGD step).
+// `mark(phase)` is called as each phase ends, so that the trace can be cut into phases.
+struct PassResult {
+  c10::IValue output;
+  at::Tensor loss;
+  std::vector<std::string> names;
+  std::vector<at::Tensor> grads, updated;
+};
+
+// Fills `r` as it goes, so that what was done before an exception stays.
+void run_pass(torch::jit::Module& module, const std::vector<c10::IValue>& inputs, const at::Tensor& labels,
+              const ModelOptions& o, const std::function<void(const char*)>& mark, PassResult& r) {
+  std::vector<at::Tensor> params;
+  if (o.train) {
+    module.train(true);
+    for (const auto& p : module.named_parameters(/*recurse=*/true)) {
+      r.names.push_back(p.name);
+      params.push_back(p.value);
+      p.value.requires_grad_(true);
+    }
+  }
+  r.output = module.forward(inputs);
+  mark("forward");
+  if (!o.train) return;
+  const at::Tensor logits = first_tensor(r.output);
+  if (!logits.defined()) throw std::runtime_error("--train: the model's output holds no tensor to take a loss of");
+  r.loss = o.target_classes > 0 ? at::cross_entropy_loss(logits, labels) : logits.sum();
+  mark("loss");
+  r.loss.backward();
+  mark("backward");
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : params) {
+      if (p.grad().defined()) p.add_(p.grad(), -o.lr);
+    }
+  }
+  mark("optimizer");
+  for (auto& p : params) {
+    r.grads.push_back(p.grad().defined() ? p.grad().detach() : at::Tensor());
+    r.updated.push_back(p.detach());
+  }
+}
+
+at::Tensor to_cpu(const at::Tensor& t) {
+  return t.defined() ? t.detach().to(c10::kCPU) : t;
+}
+
+Match compare(const c10::IValue& expected, const c10::IValue& actual) {
+  Match m;
+  m.compared = true;
+  const c10::IValue on_cpu = map_tensors(actual, [](const at::Tensor& t) { return to_cpu(t); });
+  const Comparison c = compare_outputs(expected, on_cpu, CompareMode::kValues);
+  m.match = c.equal;
+  m.message = c.message;
+  m.max_abs_error = c.max_abs_error;
+  m.max_rel_error = c.max_rel_error;
+  return m;
+}
+
+bool is_unsupported(const std::exception& e) {
+  return dynamic_cast<const c10::NotImplementedError*>(&e) || dynamic_cast<const c10::TypeError*>(&e);
+}
+
+std::string dtype_of(const TraceEvent& e) {
+  if (e.inputs.empty()) return "none";
+  return e.inputs.front().substr(0, e.inputs.front().find('['));
+}
+
+// What at::native::cpu_fallback calls, directly inside the operator that fell back, to bring results back to the
+// device: _copy_from_and_resize for the arguments it wrote, .to(device) (to.dtype_layout or to.device) for the
+// others. to.dtype, which it calls too, converts on the CPU and copies nothing between devices.
+struct CallMismatch {
+  long event = -1;  // index in the target's trace, -1: none found
+  Comparison comparison;
+};
+
+bool copies_back(const std::string& name) {
+  return name == "aten::_copy_from_and_resize" || name == "aten::to.dtype_layout" || name == "aten::to.device" ||
+         name == "aten::_to_copy";
+}
+
+// The calls of a trace (see TraceOptions::keep_call_outputs) with their phases, keyed by operator, phase and
+// occurrence, in the order they started.
+struct TracedCall {
+  size_t index;
+  std::string key;  // "aten::relu forward #2"
+};
+
+std::vector<TracedCall> traced_calls(const std::vector<TraceEvent>& events,
+                                     const std::vector<std::pair<std::string, size_t>>& phase_ends) {
+  std::vector<TracedCall> calls;
+  std::map<std::string, int> seen;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TraceEvent& e = events[i];
+    const bool wrapped = e.parent >= 0 && events[static_cast<size_t>(e.parent)].name.rfind("autograd::", 0) == 0;
+    if ((e.parent >= 0 && !wrapped) || e.name.rfind("autograd::", 0) == 0) continue;
+    std::string phase;
+    for (const auto& [name, end] : phase_ends) {
+      if (i < end) {
+        phase = name;
+        break;
+      }
+    }
+    if (phase.empty()) continue;
+    const std::string base = e.name + " " + phase;
+    calls.push_back({i, fmt::format("{} #{}", base, ++seen[base])});
+  }
+  return calls;
+}
+
+// The first call on the target (in the order calls started) whose outputs differ from those of the same call on the
+// CPU (same operator, phase and occurrence). Calls the CPU did not make — the CPU decomposes some operators that MPS
+// runs whole, so its backward pass may call other operators — are not compared.
+CallMismatch first_mismatching_call(const std::vector<TraceEvent>& cpu_events,
+                                    const std::vector<std::pair<std::string, size_t>>& cpu_phase_ends,
+                                    const std::vector<TraceEvent>& events,
+                                    const std::vector<std::pair<std::string, size_t>>& phase_ends) {
+  std::map<std::string, size_t> on_cpu;
+  for (const auto& c : traced_calls(cpu_events, cpu_phase_ends)) on_cpu[c.key] = c.index;
+  for (const auto& c : traced_calls(events, phase_ends)) {
+    const auto it = on_cpu.find(c.key);
+    if (it == on_cpu.end()) continue;
+    const auto& expected = cpu_events[it->second].outputs;
+    const auto& actual = events[c.index].outputs;
+    if (expected.size() != actual.size()) continue;
+    for (size_t k = 0; k < expected.size(); ++k) {
+      const Comparison cmp = compare_outputs(expected[k], actual[k], CompareMode::kValues);
+      if (!cmp.equal) return {static_cast<long>(c.index), cmp};
+    }
+  }
+  return {};
+}
+
+// Turns the target's trace into per-operator calls: the top-level operators (those the model, autograd or the
+// optimizer called), each with the fallbacks inside it. `phase_ends[i]` is the event count when phase i ended.
+std::vector<ModelOpCall> summarize_trace(const std::vector<TraceEvent>& events,
+                                         const std::vector<std::pair<std::string, size_t>>& phase_ends,
+                                         long failed_event, const std::string& failure, bool failure_unsupported,
+                                         const CallMismatch& mismatch) {
+  const size_t n = events.size();
+  // The calls: operators at the top level, or directly inside autograd's per-node wrapper events
+  // ("autograd::engine::evaluate_function: LinearBackward0"), which are not operators themselves.
+  auto wrapper = [&](long i) { return i >= 0 && events[static_cast<size_t>(i)].name.rfind("autograd::", 0) == 0; };
+  std::vector<size_t> root(n);
+  std::vector<bool> is_call(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const long p = events[i].parent;
+    is_call[i] = !wrapper(static_cast<long>(i)) && (p < 0 || static_cast<size_t>(p) >= i || wrapper(p));
+    root[i] = (is_call[i] || p < 0 || static_cast<size_t>(p) >= i) ? i : root[static_cast<size_t>(p)];
+  }
+  // A fallback shows as aten::_to_cpu inside the leaf operator that fell back (see MPS_FACTS: cpu_fallback).
+  std::set<size_t> leaves;
+  for (size_t i = 0; i < n; ++i) {
+    if (events[i].name == "aten::_to_cpu" && events[i].parent >= 0)
+      leaves.insert(static_cast<size_t>(events[i].parent));
+  }
+  std::map<size_t, std::set<std::string>> fallback_ops;
+  std::map<size_t, int64_t> to_cpu, from_cpu;
+  for (size_t i = 0; i < n; ++i) {
+    const TraceEvent& e = events[i];
+    if (e.parent < 0 || !leaves.count(static_cast<size_t>(e.parent))) continue;
+    const size_t r = root[i];
+    if (e.name == "aten::_to_cpu") {
+      fallback_ops[r].insert(events[static_cast<size_t>(e.parent)].name);
+      for (int64_t b : e.input_bytes) to_cpu[r] += b;
+    } else if (copies_back(e.name) && !e.input_bytes.empty()) {
+      from_cpu[r] += e.input_bytes.front();  // the CPU result (the destination is the second input, if any)
+    }
+  }
+  auto phase_of = [&](size_t i) {
+    for (const auto& [phase, end] : phase_ends) {
+      if (i < end) return phase;
+    }
+    // After the last phase: the audit's own calls (reading the gradients back), unless the pass failed.
+    return phase_ends.empty() ? std::string("forward") : std::string();
+  };
+
+  const long failed_call =
+      failed_event >= 0 && static_cast<size_t>(failed_event) < n ? static_cast<long>(root[failed_event]) : -1;
+  std::map<std::pair<std::string, std::string>, ModelOpCall> by_op;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (size_t i = 0; i < n; ++i) {
+    const TraceEvent& e = events[i];
+    if (!is_call[i]) continue;
+    const std::string phase = phase_of(i);
+    if (phase.empty()) continue;
+    auto key = std::make_pair(e.name, phase);
+    auto [it, fresh] = by_op.try_emplace(key);
+    ModelOpCall& c = it->second;
+    if (fresh) {
+      order.push_back(key);
+      c.op = e.name;
+      c.phase = phase;
+      c.dtype = dtype_of(e);
+      c.status = "native";
+    }
+    ++c.calls;
+    c.seconds += e.seconds;
+    const std::string signature = fmt::format("{}", fmt::join(e.inputs, ", "));
+    if (c.input_signatures.size() < 8 &&
+        std::find(c.input_signatures.begin(), c.input_signatures.end(), signature) == c.input_signatures.end()) {
+      c.input_signatures.push_back(signature);
+    }
+    if (auto f = fallback_ops.find(i); f != fallback_ops.end()) {
+      if (c.status == "native") c.status = "fallback";
+      for (const auto& op : f->second) {
+        if (std::find(c.fallback_ops.begin(), c.fallback_ops.end(), op) == c.fallback_ops.end()) {
+          c.fallback_ops.push_back(op);
+        }
+      }
+      c.bytes_to_cpu += to_cpu[i];
+      c.bytes_from_cpu += from_cpu[i];
+    }
+    if (static_cast<long>(i) == mismatch.event) {
+      c.mismatch = true;
+      c.mismatch_message = mismatch.comparison.message;
+      c.max_abs_error = mismatch.comparison.max_abs_error;
+      c.max_rel_error = mismatch.comparison.max_rel_error;
+    }
+    if (static_cast<long>(i) == failed_call) {
+      c.status = "failed";
+      c.message = failure;
+      c.unsupported = failure_unsupported;
+    }
+  }
+  std::vector<ModelOpCall> out;
+  for (const auto& key : order) out.push_back(std::move(by_op[key]));
+  auto rank = [](const ModelOpCall& c) {
+    return c.status == "fallback" ? 0 : c.status == "failed" ? 1 : c.mismatch ? 2 : 3;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const ModelOpCall& a, const ModelOpCall& b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return a.seconds > b.seconds;
+  });
+  return out;
+}
+
+std::string resolve_model_target(const ModelOptions& o, const RunEnvironment& host) {
+  std::vector<std::string> here;
+  for (const auto& t : host.targets) {
+    if (t.name != "meta") here.push_back(t.name);
+  }
+  const std::vector<std::string> known = {"auto", "mps", "mps-emu", "cuda", "cpu"};
+  if (std::find(known.begin(), known.end(), o.target) == known.end()) {
+    throw UserError(fmt::format("unknown target '{}', expected one of {}", o.target, fmt::join(known, ", ")));
+  }
+  if (o.target == "auto") return host.mps_available ? "mps" : host.cuda_available ? "cuda" : "mps-emu";
+  if (std::find(here.begin(), here.end(), o.target) == here.end()) {
+    throw UserError(fmt::format("--target {} does not work here ({}); targets here: {}", o.target,
+                                o.target == "mps" ? host.mps_why_not : "see `mps-audit env`", fmt::join(here, ", ")));
+  }
+  return o.target;
+}
+
+c10::Device device_of(const std::string& target) {
+  if (target == "mps" || target == "mps-emu") return c10::Device(c10::DeviceType::MPS, 0);
+  if (target == "cuda") return c10::Device(c10::DeviceType::CUDA, 0);
+  return c10::Device(c10::kCPU);
+}
+
+torch::jit::Module load_model(const std::string& path) {
+  if (!path_exists(path)) throw UserError("no such file", {path});
+  if (is_directory(path)) throw UserError("a folder, not a TorchScript file", {path});
+  try {
+    return torch::jit::load(path, c10::Device(c10::kCPU));
+  } catch (const std::exception& e) {
+    throw UserError("not a TorchScript file (torch::jit::load: " + error_text(e) + ")", {path});
+  }
+}
+
+}  // namespace
+
+int run_model_audit(const ModelOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.fallback != "on" && o.fallback != "off") {
+    throw UserError(fmt::format("--fallback {}: expected on or off", o.fallback));
+  }
+  for (const auto& f : o.formats) {
+    if (f != "json" && f != "md" && f != "html")
+      throw UserError(fmt::format("--format {}: expected json, md, html", f));
+  }
+  if (o.train && o.lr <= 0) throw UserError(fmt::format("--lr {}: expected a positive learning rate", o.lr));
+  if (o.input_high < 1) throw UserError(fmt::format("--input-high {}: expected 1 or more", o.input_high));
+
+  ModelAudit audit;
+  describe_host(audit.environment);
+  const std::string target = resolve_model_target(o, audit.environment);
+  torch::jit::Module cpu_module = load_model(o.model);
+  auto method = cpu_module.find_method("forward");
+  if (!method) throw UserError("the TorchScript module has no forward method", {o.model});
+  const auto& arguments = method->function().getSchema().arguments();
+  std::vector<std::string> wanted;
+  for (size_t i = 1; i < arguments.size(); ++i) {
+    if (!arguments[i].default_value()) wanted.push_back(arguments[i].name());
+  }
+  if (o.inputs.size() < wanted.size() || o.inputs.size() + 1 > arguments.size()) {
+    throw UserError(fmt::format("{}: forward({}) takes {} input{}, given {} --input", o.model, fmt::join(wanted, ", "),
+                                wanted.size(), wanted.size() == 1 ? "" : "s", o.inputs.size()));
+  }
+  std::vector<InputSpec> specs;
+  for (const auto& text : o.inputs) specs.push_back(parse_input(text));
+  for (const auto& s : specs) audit.inputs.push_back(s.text);
+  const std::vector<c10::IValue> inputs = make_inputs(specs, o.input_high, o.seed);
+  at::Tensor labels;
+  if (o.train && o.target_classes > 0) {
+    const int64_t batch = specs.front().shape.empty() ? 1 : specs.front().shape.front();
+    at::Generator gen = at::detail::createCPUGenerator(o.seed + 1);
+    labels = at::randint(0, o.target_classes, {batch}, gen, at::TensorOptions().dtype(c10::kLong));
+  }
+  audit.model = o.model;
+  audit.train = o.train;
+  audit.lr = o.train ? o.lr : 0;
+  if (o.train) audit.loss = o.target_classes > 0 ? fmt::format("cross_entropy ({} classes)", o.target_classes) : "sum";
+
+  // The emulator goes first: autograd sizes its per-device queues once, at the process's first backward pass, from
+  // the devices registered then, so MPS must be registered before the CPU reference's backward.
+  const std::string wanted_variable = o.fallback == "on" ? "1" : "0";
+  if (target == "mps-emu") {
+    ::setenv("PYTORCH_ENABLE_MPS_FALLBACK", wanted_variable.c_str(), 1);
+    audit.environment.emulator = emu::activate_mps_emulator({o.emu_release, o.emu_macos}).label();
+    register_cpu_references_for_mps_only_ops();
+  }
+
+  // The reference. Whatever fails here is the model's or the inputs' fault, not the target's.
+  PassResult expected;
+  std::vector<TraceEvent> cpu_events;
+  std::vector<std::pair<std::string, size_t>> cpu_phase_ends;
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    DispatchTrace trace(TraceOptions{/*details=*/false, /*keep_call_outputs=*/true});
+    run_pass(
+        cpu_module, inputs, labels, o,
+        [&](const char* done) { cpu_phase_ends.emplace_back(done, trace.events().size()); }, expected);
+    cpu_events = trace.events();
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("{}: the model fails on the CPU with --input {}: {}", o.model,
+                                fmt::join(audit.inputs, " --input "), error_text(e)));
+  }
+  audit.cpu_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // The target. See Note [Model audit in one process].
+  if (target == "mps" &&
+      fallback_variable_meaning(audit.environment.fallback_variable) != fallback_variable_meaning(wanted_variable)) {
+    ::setenv("PYTORCH_ENABLE_MPS_FALLBACK", wanted_variable.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : o.command_line) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(o.self.c_str(), argv.data());
+    throw UserError(fmt::format("could not restart {} with PYTORCH_ENABLE_MPS_FALLBACK={}", o.self, wanted_variable));
+  }
+  RunEnvironment& env = audit.environment;
+  env.target = target;
+  env.requested = o.target;
+  env.fallback_mode = o.fallback;
+  const c10::Device device = device_of(target);
+  env.device = device.str();
+  err << fmt::format("auditing {} ({}) on {}\n", o.model, o.train ? "one training step" : "forward", where_it_ran(env));
+
+  torch::jit::Module module = load_model(o.model);
+  PassResult actual;
+  std::vector<std::pair<std::string, size_t>> phase_ends;
+  std::vector<TraceEvent> events;
+  long failed_event = -1;
+  bool unsupported = false;
+  t0 = std::chrono::steady_clock::now();
+  {
+    std::vector<c10::IValue> target_inputs;
+    at::Tensor target_labels;
+    try {
+      module.to(device);
+      for (const auto& v : inputs) target_inputs.push_back(v.toTensor().to(device));
+      if (labels.defined()) target_labels = labels.to(device);
+    } catch (const std::exception& e) {
+      audit.target_error = "moving the model or its inputs to the target: " + error_text(e);
+      audit.failed_phase = "setup";
+      unsupported = is_unsupported(e);
+    }
+    if (audit.target_error.empty()) {
+      compat::CollectingWarningHandler warnings;
+      compat::torch_warnings::WarningHandlerGuard guard(&warnings);
+      DispatchTrace trace(TraceOptions{/*details=*/true, /*keep_call_outputs=*/true});
+      std::string phase = "forward";
+      try {
+        run_pass(
+            module, target_inputs, target_labels, o,
+            [&](const char* done) {
+              phase_ends.emplace_back(done, trace.events().size());
+              phase = done == std::string("forward") ? "loss" : done == std::string("loss") ? "backward" : "optimizer";
+            },
+            actual);
+      } catch (const std::exception& e) {
+        audit.target_error = error_text(e);
+        audit.failed_phase = phase;
+        unsupported = is_unsupported(e);
+      }
+      events = trace.events();
+      if (!audit.target_error.empty()) {
+        phase_ends.emplace_back(audit.failed_phase, events.size());
+        // The call that raised is the one the last operator started belongs to (end callbacks ran as the
+        // exception unwound them, so the trace does not say which ended by raising).
+        failed_event = events.empty() ? -1 : static_cast<long>(events.size() - 1);
+      }
+      for (auto& w : warnings.messages) {
+        w = first_line(w);
+        if (std::find(audit.warnings.begin(), audit.warnings.end(), w) == audit.warnings.end()) {
+          audit.warnings.push_back(w);
+        }
+      }
+    }
+  }
+  audit.target_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  audit.target_unsupported = unsupported;
+
+  // What came out, compared with the CPU's. A pass that failed has nothing to compare from where it failed on.
+  const bool forward_done = audit.target_error.empty() || audit.failed_phase != "forward";
+  if (forward_done && audit.failed_phase != "setup") audit.output = compare(expected.output, actual.output);
+  if (o.train && audit.target_error.empty()) {
+    audit.loss_match = compare(expected.loss, actual.loss);
+    for (size_t i = 0; i < expected.names.size(); ++i) {
+      NamedMatch g{expected.names[i], {}};
+      if (!expected.grads[i].defined() || !actual.grads[i].defined()) {
+        g.match.compared = true;
+        g.match.match = expected.grads[i].defined() == actual.grads[i].defined();
+        if (!g.match.match) {
+          g.match.message = expected.grads[i].defined() ? "the CPU computed a gradient, the target none"
+                                                        : "the target computed a gradient, the CPU none";
+        }
+      } else {
+        g.match = compare(expected.grads[i], actual.grads[i]);
+      }
+      audit.gradients.push_back(g);
+      audit.updated.push_back({expected.names[i], compare(expected.updated[i], actual.updated[i])});
+    }
+  }
+
+  // Where the difference starts: only when something differs, since a call's outputs may legitimately differ
+  // (random operators) without changing what the model computes.
+  bool differs = audit.output.compared && !audit.output.match;
+  differs = differs || (audit.loss_match.compared && !audit.loss_match.match);
+  for (const auto& g : audit.gradients) differs = differs || !g.match.match;
+  CallMismatch first_mismatch;
+  if (differs) first_mismatch = first_mismatching_call(cpu_events, cpu_phase_ends, events, phase_ends);
+  audit.ops = summarize_trace(events, phase_ends, failed_event, audit.target_error, unsupported, first_mismatch);
+
+  make_directories(o.out_dir);
+  std::vector<std::string> written;
+  for (const auto& f : o.formats) {
+    const std::string path = join_path(o.out_dir, f == "json" ? "model.json" : f == "md" ? "model.md" : "model.html");
+    write_file_atomically(path, f == "json" ? render_model_json(audit)
+                                : f == "md" ? render_model_markdown(audit)
+                                            : render_model_html(audit));
+    written.push_back(path);
+  }
+  out << render_model_summary(audit);
+  out << fmt::format("reports: {}\n", fmt::join(written, ", "));
+  return kExitOk;
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,103 @@
+// `mps-audit model MODEL.pt`: runs a TorchScript model (forward, or one training step) on the CPU and on a target,
+// compares the results, and says which operators ran natively, fell back to the CPU (and what that cost), or failed.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "results/results_file.h"
+
+namespace mps_audit {
+
+struct ModelOptions {
+  std::string model;                // path of the TorchScript file
+  std::vector<std::string> inputs;  // "4x3x32x32", "4x3x32x32:float32", "2x16:int64"; one per forward argument
+  int64_t input_high = 100;         // integer inputs are drawn from [0, input_high); bool inputs from {0, 1}
+  std::string target = "auto";      // auto, mps, mps-emu, cuda, cpu
+  std::string emu_release;          // mps-emu: release folder; empty: the linked libtorch's
+  int emu_macos = 14;
+  std::string fallback = "on";  // PYTORCH_ENABLE_MPS_FALLBACK for the target: on or off
+  std::string out_dir = "out";
+  std::vector<std::string> formats = {"json", "md"};  // json, md, html
+  bool train = false;                                 // one training step instead of a forward pass
+  int64_t target_classes = 0;                         // --train: cross-entropy against random labels; 0: sum
+  double lr = 0.01;                                   // --train: SGD learning rate
+  uint64_t seed = 0;                                  // of the random inputs and labels
+  std::string self;                                   // this executable, to restart with the fallback variable
+  std::vector<std::string> command_line;              // argv, to restart with (real MPS only)
+};
+
+// One operator as the model (or autograd, or the optimizer) called it on the target: the top-level dispatcher
+// calls, aggregated per operator and phase.
+struct ModelOpCall {
+  std::string op;     // "aten::conv2d"
+  std::string phase;  // forward, loss, backward, optimizer
+  std::string dtype;  // of its first tensor input
+  int64_t calls = 0;
+  std::vector<std::string> input_signatures;  // distinct "float32[4, 3, 32, 32], float32[8, 3, 3, 3]"
+  std::string status;                         // native, fallback, failed
+  std::vector<std::string> fallback_ops;      // the leaf operators that ran on the CPU (aten::_to_cpu inside them)
+  std::string message;                        // failed: the target's error
+  bool unsupported = false;                   // failed with NotImplementedError or a dtype TypeError
+  // The first call whose outputs differ from the CPU's same call (only when the model's results differ).
+  bool mismatch = false;
+  std::string mismatch_message;
+  double max_abs_error = 0, max_rel_error = 0;
+  double seconds = 0;                            // all its calls, including the operators inside
+  int64_t bytes_to_cpu = 0, bytes_from_cpu = 0;  // copied because of fallbacks
+};
+
+struct Match {
+  bool compared = false;  // false when the target failed before producing it
+  bool match = false;
+  double max_abs_error = 0, max_rel_error = 0;
+  std::string message;  // what differs
+};
+
+struct NamedMatch {
+  std::string name;  // parameter name
+  Match match;
+};
+
+struct ModelAudit {
+  RunEnvironment environment;
+  std::string model;
+  std::vector<std::string> inputs;  // as given, with dtypes filled in
+  bool train = false;
+  std::string loss;  // "cross_entropy (10 classes)" or "sum"
+  double lr = 0;
+  std::string target_error;           // the model failed on the target: where and why (a finding, not a tool error)
+  std::string failed_phase;           // setup, forward, loss, backward, optimizer
+  bool target_unsupported = false;    // the target raised NotImplementedError or a dtype TypeError
+  std::vector<std::string> warnings;  // what the target warned, each once
+  Match output;                       // forward output (train: the model's output before backward)
+  Match loss_match;                   // --train
+  std::vector<NamedMatch> gradients, updated;  // --train: per parameter
+  std::vector<ModelOpCall> ops;                // fallbacks first, then failures, then by time
+  double cpu_seconds = 0, target_seconds = 0;  // wall time of the whole pass on each side
+  int64_t calls() const;
+  int64_t fallback_calls() const;
+  double op_seconds() const;
+  double fallback_seconds() const;
+  int64_t bytes_to_cpu() const;
+  int64_t bytes_from_cpu() const;
+  bool gradients_match() const;
+  bool updated_match() const;
+};
+
+// One record per distinct op x dtype called on the target, in results.json's record format: pass, fallback,
+// mismatch (the first call whose outputs differ from the CPU's), unsupported or error.
+std::vector<ProbeResult> model_records(const ModelAudit& audit);
+
+// model.json: results.json's schema (environment, run, summary, results) so that load_results() and `compare` read
+// it, plus the model's own fields (ops, output_match, training, totals).
+std::string render_model_json(const ModelAudit& audit);
+std::string render_model_markdown(const ModelAudit& audit);
+std::string render_model_html(const ModelAudit& audit);
+std::string render_model_summary(const ModelAudit& audit);  // the terminal lines
+
+int run_model_audit(const ModelOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace mps_audit

@@ -1,0 +1,342 @@
+// The model audit's reports: model.json (readable by load_results() as a results file), model.md, a self-contained
+// model.html, and the terminal summary. Fallbacks come first in each, with their share of the time and the calls.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "model/model_audit.h"
+
+namespace mps_audit {
+namespace {
+
+nlohmann::json number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
+
+nlohmann::json to_json(const Match& m) {
+  nlohmann::json j = {{"compared", m.compared}, {"match", m.compared && m.match}};
+  if (m.compared) {
+    j["max_abs_error"] = number(m.max_abs_error);
+    j["max_rel_error"] = number(m.max_rel_error);
+  }
+  if (!m.message.empty()) j["message"] = m.message;
+  return j;
+}
+
+nlohmann::json to_json(const ModelOpCall& c) {
+  nlohmann::json j = {{"op", c.op},
+                      {"phase", c.phase},
+                      {"dtype", c.dtype},
+                      {"calls", c.calls},
+                      {"status", c.status},
+                      {"fallback", c.status == "fallback"},
+                      {"fallback_ops", c.fallback_ops},
+                      {"failed", c.status == "failed"},
+                      {"message", c.message},
+                      {"inputs", c.input_signatures},
+                      {"seconds", number(c.seconds)},
+                      {"bytes_to_cpu", c.bytes_to_cpu},
+                      {"bytes_from_cpu", c.bytes_from_cpu},
+                      {"mismatch", c.mismatch}};
+  if (c.mismatch) {
+    j["mismatch_message"] = c.mismatch_message;
+    j["max_abs_error"] = number(c.max_abs_error);
+    j["max_rel_error"] = number(c.max_rel_error);
+  }
+  return j;
+}
+
+double share(double part, double whole) {
+  return whole > 0 ? part / whole : 0.0;
+}
+
+std::string bytes_text(int64_t b) {
+  if (b >= 1 << 20) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+  if (b >= 1 << 10) return fmt::format("{:.1f} KiB", static_cast<double>(b) / (1 << 10));
+  return fmt::format("{} B", b);
+}
+
+std::string match_text(const Match& m) {
+  if (!m.compared) return "not compared (the target failed first)";
+  if (m.match) return fmt::format("match (max abs error {:.3g})", m.max_abs_error);
+  if (m.max_abs_error == 0 && m.max_rel_error == 0) return "MISMATCH: " + m.message;
+  return fmt::format("MISMATCH: {} (max abs error {:.3g}, max rel error {:.3g})", m.message, m.max_abs_error,
+                     m.max_rel_error);
+}
+
+size_t mismatching(const std::vector<NamedMatch>& v) {
+  return static_cast<size_t>(std::count_if(v.begin(), v.end(), [](const NamedMatch& m) { return !m.match.match; }));
+}
+
+// One line of verdict for the whole model.
+std::string headline(const ModelAudit& a) {
+  if (!a.target_error.empty()) return fmt::format("FAILS on the target ({}): {}", a.failed_phase, a.target_error);
+  std::string s = a.output.match ? "runs, output matches the CPU" : "runs, but the OUTPUT DIFFERS from the CPU";
+  if (a.train) {
+    s += a.loss_match.match && a.gradients_match() && a.updated_match()
+             ? "; loss, gradients and updated parameters match"
+             : fmt::format("; training step differs (loss {}, {} of {} gradients differ)",
+                           a.loss_match.match ? "matches" : "differs", mismatching(a.gradients), a.gradients.size());
+  }
+  return s;
+}
+
+std::string fallback_line(const ModelAudit& a) {
+  return fmt::format(
+      "{} of {} operator calls fell back to the CPU ({:.1f}% of calls, {:.1f}% of operator time); "
+      "{} copied to the CPU, {} back",
+      a.fallback_calls(), a.calls(),
+      100 * share(static_cast<double>(a.fallback_calls()), static_cast<double>(a.calls())),
+      100 * share(a.fallback_seconds(), a.op_seconds()), bytes_text(a.bytes_to_cpu()), bytes_text(a.bytes_from_cpu()));
+}
+
+std::string md_escape(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t ModelAudit::calls() const {
+  int64_t n = 0;
+  for (const auto& c : ops) n += c.calls;
+  return n;
+}
+int64_t ModelAudit::fallback_calls() const {
+  int64_t n = 0;
+  for (const auto& c : ops) n += c.status == "fallback" ? c.calls : 0;
+  return n;
+}
+double ModelAudit::op_seconds() const {
+  double s = 0;
+  for (const auto& c : ops) s += c.seconds;
+  return s;
+}
+double ModelAudit::fallback_seconds() const {
+  double s = 0;
+  for (const auto& c : ops) s += c.status == "fallback" ? c.seconds : 0;
+  return s;
+}
+int64_t ModelAudit::bytes_to_cpu() const {
+  int64_t n = 0;
+  for (const auto& c : ops) n += c.bytes_to_cpu;
+  return n;
+}
+int64_t ModelAudit::bytes_from_cpu() const {
+  int64_t n = 0;
+  for (const auto& c : ops) n += c.bytes_from_cpu;
+  return n;
+}
+bool ModelAudit::gradients_match() const {
+  return !gradients.empty() && mismatching(gradients) == 0;
+}
+bool ModelAudit::updated_match() const {
+  return !updated.empty() && mismatching(updated) == 0;
+}
+
+std::vector<ProbeResult> model_records(const ModelAudit& audit) {
+  std::map<std::pair<std::string, std::string>, ProbeResult> by_key;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& c : audit.ops) {
+    const auto key = std::make_pair(c.op, c.dtype);
+    auto [it, fresh] = by_key.try_emplace(key);
+    ProbeResult& r = it->second;
+    if (fresh) {
+      order.push_back(key);
+      r.op = c.op;
+      r.dtype = c.dtype;
+      r.verdict = Verdict::kPass;
+    }
+    Verdict v = Verdict::kPass;
+    if (c.status == "fallback") v = Verdict::kFallback;
+    if (c.status == "failed") v = c.unsupported ? Verdict::kUnsupported : Verdict::kError;
+    if (c.mismatch) {
+      v = worse(v, Verdict::kMismatch);
+      r.message = "the first call whose outputs differ from the CPU's: " + c.mismatch_message;
+      r.max_abs_error = c.max_abs_error;
+      r.max_rel_error = c.max_rel_error;
+    }
+    r.verdict = worse(r.verdict, v);
+    for (const auto& f : c.fallback_ops) {
+      if (std::find(r.fallback_ops.begin(), r.fallback_ops.end(), f) == r.fallback_ops.end()) {
+        r.fallback_ops.push_back(f);
+      }
+    }
+    if (c.status == "failed") r.message = c.message;
+    r.sample = r.sample.empty() ? c.phase : r.sample + "," + c.phase;  // where the model called it
+    r.samples += static_cast<int>(c.calls);
+    r.seconds += c.seconds;
+  }
+  std::vector<ProbeResult> out;
+  for (const auto& key : order) {
+    ProbeResult r = std::move(by_key[key]);
+    if (r.verdict == Verdict::kFallback) r.message = fmt::format("ran on the CPU: {}", fmt::join(r.fallback_ops, ", "));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string render_model_json(const ModelAudit& a) {
+  Results results;
+  results.environment = a.environment;
+  results.records = model_records(a);
+  results.run.planned = results.run.finished = results.records.size();
+  if (!a.target_error.empty()) results.run.interrupted = "the model failed on the target";
+  nlohmann::json doc = nlohmann::json::parse(render_results_json(results));
+  doc["kind"] = "model";
+  doc["model"] = a.model;
+  doc["inputs"] = a.inputs;
+  doc["train"] = a.train;
+  doc["verdict"] = headline(a);
+  doc["target_error"] = a.target_error.empty() ? nlohmann::json() : nlohmann::json(a.target_error);
+  doc["failed_phase"] = a.failed_phase.empty() ? nlohmann::json() : nlohmann::json(a.failed_phase);
+  doc["output_match"] = to_json(a.output);
+  doc["totals"] = {
+      {"calls", a.calls()},
+      {"fallback_calls", a.fallback_calls()},
+      {"fallback_call_share", number(share(static_cast<double>(a.fallback_calls()), static_cast<double>(a.calls())))},
+      {"op_seconds", number(a.op_seconds())},
+      {"fallback_seconds", number(a.fallback_seconds())},
+      {"fallback_time_share", number(share(a.fallback_seconds(), a.op_seconds()))},
+      {"bytes_to_cpu", a.bytes_to_cpu()},
+      {"bytes_from_cpu", a.bytes_from_cpu()},
+      {"cpu_seconds", number(a.cpu_seconds)},
+      {"target_seconds", number(a.target_seconds)}};
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& c : a.ops) ops.push_back(to_json(c));
+  doc["ops"] = std::move(ops);
+  doc["warnings"] = a.warnings;
+  if (a.train) {
+    nlohmann::json grads = nlohmann::json::array(), updated = nlohmann::json::array();
+    for (const auto& g : a.gradients) grads.push_back({{"name", g.name}, {"match", to_json(g.match)}});
+    for (const auto& u : a.updated) updated.push_back({{"name", u.name}, {"match", to_json(u.match)}});
+    doc["training"] = {{"loss", a.loss},
+                       {"lr", a.lr},
+                       {"loss_match", to_json(a.loss_match)},
+                       {"gradients_match", a.gradients_match()},
+                       {"gradients", std::move(grads)},
+                       {"updated_parameters_match", a.updated_match()},
+                       {"updated_parameters", std::move(updated)}};
+  }
+  return doc.dump(1) + "\n";
+}
+
+std::string render_model_summary(const ModelAudit& a) {
+  std::string s = fmt::format("{} ({}) on {}: {}\n", a.model, a.train ? "training step" : "forward",
+                              where_it_ran(a.environment), headline(a));
+  s += fallback_line(a) + "\n";
+  for (const auto& c : a.ops) {
+    if (c.mismatch) {
+      s += fmt::format("  mismatch {} ({}): the first call whose outputs differ from the CPU's: {}\n", c.op, c.phase,
+                       c.mismatch_message);
+    }
+    if (c.status == "native") continue;
+    s += fmt::format(
+        "  {:<8} {} ({}, {} call{}){}\n", c.status, c.op, c.phase, c.calls, c.calls == 1 ? "" : "s",
+        c.status == "fallback" ? ": CPU ran " + fmt::format("{}", fmt::join(c.fallback_ops, ", ")) : ": " + c.message);
+  }
+  return s;
+}
+
+std::string render_model_markdown(const ModelAudit& a) {
+  std::string s = fmt::format("# Model audit: `{}`\n\n", a.model);
+  s += fmt::format("{} on **{}**, inputs {}{}.\n\n", a.train ? "One training step" : "Forward pass",
+                   where_it_ran(a.environment), fmt::join(a.inputs, ", "),
+                   a.train ? fmt::format(", loss {}, SGD lr {}", a.loss, a.lr) : "");
+  s += fmt::format("**{}**\n\n{}.\n\n", headline(a), fallback_line(a));
+  s += fmt::format("- output: {}\n", match_text(a.output));
+  if (a.train) {
+    s += fmt::format("- loss: {}\n", match_text(a.loss_match));
+    s +=
+        fmt::format("- gradients: {} of {} match\n", a.gradients.size() - mismatching(a.gradients), a.gradients.size());
+    s += fmt::format("- updated parameters: {} of {} match\n", a.updated.size() - mismatching(a.updated),
+                     a.updated.size());
+    for (const auto& g : a.gradients) {
+      if (!g.match.match) s += fmt::format("  - gradient of `{}`: {}\n", g.name, match_text(g.match));
+    }
+  }
+  s += fmt::format("- time: {:.4f} s on the CPU, {:.4f} s on the target\n\n", a.cpu_seconds, a.target_seconds);
+  s += "## Operators (fallbacks first)\n\n";
+  s += "| operator | phase | dtype | calls | status | ran on the CPU | time (s) | share of time | to CPU | back |\n";
+  s += "| --- | --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |\n";
+  for (const auto& c : a.ops) {
+    s += fmt::format(
+        "| `{}` | {} | {} | {} | {} | {} | {:.6f} | {:.1f}% | {} | {} |\n", c.op, c.phase, c.dtype, c.calls,
+        (c.status == "failed"     ? "**failed**: " + md_escape(c.message)
+         : c.status == "fallback" ? std::string("**fallback**")
+                                  : c.status) +
+            (c.mismatch ? ", **first mismatch**: " + md_escape(c.mismatch_message) : ""),
+        fmt::join(c.fallback_ops, ", "), c.seconds, 100 * share(c.seconds, a.op_seconds()),
+        c.bytes_to_cpu ? bytes_text(c.bytes_to_cpu) : "", c.bytes_from_cpu ? bytes_text(c.bytes_from_cpu) : "");
+  }
+  s += "\n## Input shapes\n\n";
+  for (const auto& c : a.ops) {
+    s += fmt::format("- `{}` ({}): {}\n", c.op, c.phase,
+                     md_escape(fmt::format("{}", fmt::join(c.input_signatures, " · "))));
+  }
+  if (!a.warnings.empty()) {
+    s += "\n## Warnings on the target\n\n";
+    for (const auto& w : a.warnings) s += "- " + md_escape(w) + "\n";
+  }
+  s += fmt::format("\ntorch {} on {}\n", a.environment.torch_version, a.environment.os);
+  return s;
+}
+
+std::string render_model_html(const ModelAudit& a) {
+  std::string s =
+      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Model audit</title><style>"
+      "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+      "padding:2px 6px;text-align:left}tr.fallback{background:#fff3cd}tr.failed{background:#f8d7da}</style>"
+      "</head><body>\n";
+  s += fmt::format("<h1>Model audit: {}</h1>\n<p>{} on <b>{}</b>, inputs {}</p>\n", html_escape(a.model),
+                   a.train ? "One training step" : "Forward pass", html_escape(where_it_ran(a.environment)),
+                   html_escape(fmt::format("{}", fmt::join(a.inputs, ", "))));
+  s += fmt::format("<p><b>{}</b></p>\n<p>{}</p>\n<ul><li>output: {}</li>\n", html_escape(headline(a)),
+                   html_escape(fallback_line(a)), html_escape(match_text(a.output)));
+  if (a.train) {
+    s += fmt::format("<li>loss: {}</li><li>gradients: {} of {} match</li><li>updated parameters: {} of {} match</li>\n",
+                     html_escape(match_text(a.loss_match)), a.gradients.size() - mismatching(a.gradients),
+                     a.gradients.size(), a.updated.size() - mismatching(a.updated), a.updated.size());
+  }
+  s += "</ul>\n<table><tr><th>operator</th><th>phase</th><th>dtype</th><th>calls</th><th>status</th>"
+       "<th>ran on the CPU</th><th>time (s)</th><th>to CPU (B)</th><th>back (B)</th><th>inputs</th></tr>\n";
+  for (const auto& c : a.ops) {
+    s += fmt::format(
+        "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.6f}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        c.status, html_escape(c.op), c.phase, c.dtype, c.calls,
+        html_escape(c.status == "failed" ? "failed: " + c.message : c.status),
+        html_escape(fmt::format("{}", fmt::join(c.fallback_ops, ", "))), c.seconds, c.bytes_to_cpu, c.bytes_from_cpu,
+        html_escape(fmt::format("{}", fmt::join(c.input_signatures, " · "))));
+  }
+  s += "</table>\n</body></html>\n";
+  return s;
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,319 @@
+// End-to-end tests of `mps-audit model` and `mps-audit env`: small TorchScript modules made here, with operators
+// that emulated PyTorch 1.13.1 runs natively on MPS (matmul, sin, relu, linear) and one it does not (cumsum falls
+// back), audited forward and with --train; and the bad inputs that must give one line and exit 2.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/ops/randn.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/jit/api/module.h>
+#include <nlohmann/json.hpp>
+
+#include "common/paths.h"
+#include "results/results_file.h"
+#include "test_support.h"
+
+namespace mps_audit {
+namespace {
+
+using testing::run_mps_audit;
+using testing::source_path;
+using testing::TempDir;
+
+// Saves a TorchScript module with one parameter per (name, shape) and `source` as its methods.
+std::string save_module(const TempDir& dir, const std::string& name,
+                        const std::vector<std::pair<std::string, std::vector<int64_t>>>& params,
+                        const std::string& source) {
+  torch::jit::Module m(c10::QualifiedName("__torch__." + name));
+  for (const auto& [param, shape] : params) m.register_parameter(param, at::randn(shape), /*is_buffer=*/false);
+  m.define(source);
+  const std::string path = dir.path() + "/" + name + ".pt";
+  m.save(path);
+  return path;
+}
+
+// sin and matmul are MPS kernels in 1.13.1; cumsum is not (it falls back, or fails with the fallback off).
+std::string cumsum_model(const TempDir& dir) {
+  return save_module(dir, "Cumsum", {{"w", {8, 8}}}, R"(
+def forward(self, x):
+    return torch.cumsum(torch.sin(torch.matmul(x, self.w)), 1)
+)");
+}
+
+// The tutorial's shape of model: conv, relu, max-pool, linear.
+std::string cnn_model(const TempDir& dir) {
+  return save_module(dir, "TinyCnn", {{"cw", {4, 3, 3, 3}}, {"cb", {4}}, {"fw", {5, 64}}, {"fb", {5}}}, R"(
+def forward(self, x):
+    y = torch.max_pool2d(torch.relu(torch.conv2d(x, self.cw, self.cb, [1, 1], [1, 1])), [2, 2])
+    return torch.linear(torch.flatten(y, 1), self.fw, self.fb)
+)");
+}
+
+struct ModelOutcome {
+  testing::CommandResult result;
+  nlohmann::json doc;
+  std::string json_path;
+  const nlohmann::json* op(const std::string& name, const std::string& phase) const {
+    for (const auto& o : doc["ops"]) {
+      if (o["op"] == name && o["phase"] == phase) return &o;
+    }
+    return nullptr;
+  }
+  const nlohmann::json* record(const std::string& name, const std::string& dtype) const {
+    for (const auto& r : doc["results"]) {
+      if (r["op"] == name && r["dtype"] == dtype) return &r;
+    }
+    return nullptr;
+  }
+};
+
+ModelOutcome audit(const TempDir& dir, const std::string& model, std::vector<std::string> args,
+                   const std::string& release = "1.13.1", const std::vector<std::string>& env = {}) {
+  std::vector<std::string> all = {"model",         model,
+                                  "--target",      "mps-emu",
+                                  "--emu-release", source_path("data/pytorch-" + release),
+                                  "--out",         dir.path() + "/out",
+                                  "--format",      "json,md,html"};
+  all.insert(all.end(), args.begin(), args.end());
+  ModelOutcome o;
+  o.result = run_mps_audit(all, env);
+  o.json_path = dir.path() + "/out/model.json";
+  if (path_exists(o.json_path)) o.doc = nlohmann::json::parse(testing::slurp(o.json_path));
+  return o;
+}
+
+TEST(CliModel, ForwardNamesTheFallbackFirstWithItsCost) {
+  TempDir dir;
+  const ModelOutcome o = audit(dir, cumsum_model(dir), {"--input", "4x8"});
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  const nlohmann::json* cumsum = o.op("aten::cumsum", "forward");
+  ASSERT_NE(cumsum, nullptr) << o.doc.dump(1);
+  EXPECT_TRUE((*cumsum)["fallback"].get<bool>());
+  EXPECT_EQ((*cumsum)["fallback_ops"], nlohmann::json({"aten::cumsum.out"}));
+  EXPECT_EQ((*cumsum)["calls"], 1);
+  // cumsum.out fell back: its float32[4, 8] input and its out= tensor went to the CPU, the out= tensor came back.
+  EXPECT_EQ((*cumsum)["bytes_to_cpu"], 2 * 4 * 8 * 4);
+  EXPECT_EQ((*cumsum)["bytes_from_cpu"], 4 * 8 * 4);
+  EXPECT_EQ((*cumsum)["inputs"], nlohmann::json({"float32[4, 8]"}));
+  EXPECT_EQ(o.doc["ops"][0]["op"], "aten::cumsum");  // fallbacks first
+  const nlohmann::json* sin = o.op("aten::sin", "forward");
+  ASSERT_NE(sin, nullptr);
+  EXPECT_FALSE((*sin)["fallback"].get<bool>());
+  EXPECT_EQ((*sin)["status"], "native");
+  EXPECT_TRUE(o.doc["output_match"]["match"].get<bool>());
+  EXPECT_EQ(o.doc["totals"]["fallback_calls"], 1);
+  EXPECT_GT(o.doc["totals"]["fallback_time_share"].get<double>(), 0.0);
+  EXPECT_NE(o.result.out.find("fallback aten::cumsum (forward, 1 call): CPU ran aten::cumsum.out"), std::string::npos)
+      << o.result.out;
+  EXPECT_TRUE(path_exists(dir.path() + "/out/model.md"));
+  EXPECT_TRUE(path_exists(dir.path() + "/out/model.html"));
+  EXPECT_EQ(o.doc["environment"]["target"], "mps-emu");
+  EXPECT_EQ(o.doc["environment"]["mps"]["built"], false);
+}
+
+TEST(CliModel, ModelJsonReadsAsAResultsFile) {
+  TempDir dir;
+  const ModelOutcome o = audit(dir, cumsum_model(dir), {"--input", "4x8"});
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  const Results results = load_results(o.json_path);
+  EXPECT_EQ(results.environment.emulator, "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)");
+  EXPECT_TRUE(results.run.complete());
+  std::map<std::string, std::string> verdicts;
+  for (const auto& r : results.records) verdicts[r.op + " " + r.dtype] = std::string(to_string(r.verdict));
+  EXPECT_EQ(verdicts["aten::cumsum float32"], "fallback");
+  EXPECT_EQ(verdicts["aten::sin float32"], "pass");
+  EXPECT_EQ(verdicts["aten::matmul float32"], "pass");
+}
+
+TEST(CliModel, NewerReleaseRunsCumsumNatively) {
+  TempDir dir;
+  const ModelOutcome o = audit(dir, cumsum_model(dir), {"--input", "4x8"}, "2.11.0");
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  const nlohmann::json* cumsum = o.op("aten::cumsum", "forward");
+  ASSERT_NE(cumsum, nullptr);
+  EXPECT_EQ((*cumsum)["status"], "native");
+  EXPECT_EQ(o.doc["totals"]["fallback_calls"], 0);
+}
+
+TEST(CliModel, FailureOnlyOnTheTargetIsAFinding) {
+  TempDir dir;
+  const ModelOutcome o = audit(dir, cumsum_model(dir), {"--input", "4x8", "--fallback", "off"});
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  EXPECT_NE(o.doc["target_error"].get<std::string>().find("is not currently implemented for the MPS device"),
+            std::string::npos);
+  EXPECT_EQ(o.doc["failed_phase"], "forward");
+  const nlohmann::json* cumsum = o.op("aten::cumsum", "forward");
+  ASSERT_NE(cumsum, nullptr);
+  EXPECT_EQ((*cumsum)["status"], "failed");
+  EXPECT_EQ((*o.record("aten::cumsum", "float32"))["verdict"], "unsupported");
+  EXPECT_FALSE(o.doc["output_match"]["compared"].get<bool>());
+}
+
+TEST(CliModel, TrainingStepTracesBackwardFallbacksAndComparesGradients) {
+  TempDir dir;
+  const ModelOutcome o = audit(dir, cumsum_model(dir), {"--input", "4x8", "--train", "--lr", "0.1"});
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  // cumsum's backward is a cumsum too (on autograd's thread for the device): it falls back there as well.
+  const nlohmann::json* backward = o.op("aten::cumsum", "backward");
+  ASSERT_NE(backward, nullptr) << o.doc["ops"].dump(1);
+  EXPECT_TRUE((*backward)["fallback"].get<bool>());
+  EXPECT_NE(o.op("aten::cos", "backward"), nullptr);  // sin's derivative
+  EXPECT_NE(o.op("aten::add_.Tensor", "optimizer"), nullptr);
+  const auto& t = o.doc["training"];
+  EXPECT_EQ(t["loss"], "sum");
+  EXPECT_TRUE(t["loss_match"]["match"].get<bool>());
+  ASSERT_EQ(t["gradients"].size(), 1u);
+  EXPECT_EQ(t["gradients"][0]["name"], "w");
+  EXPECT_TRUE(t["gradients_match"].get<bool>());
+  EXPECT_TRUE(t["updated_parameters_match"].get<bool>());
+  EXPECT_EQ(o.doc["totals"]["fallback_calls"], 2);
+}
+
+// The emulator's fault injection makes the target's sin (forward) or cos (sin's derivative) wrong: the model's
+// results differ, and the first call whose outputs differ from the CPU's same call is named.
+TEST(CliModel, WrongResultsOnTheTargetAreMismatches) {
+  TempDir dir;
+  const std::string model = cumsum_model(dir);
+  const ModelOutcome forward =
+      audit(dir, model, {"--input", "4x8"}, "1.13.1", {"MPS_AUDIT_EMU_FAULTS=aten::sin=wrong"});
+  ASSERT_EQ(forward.result.exit_code, 0) << forward.result.err;
+  EXPECT_FALSE(forward.doc["output_match"]["match"].get<bool>());
+  EXPECT_GT(forward.doc["output_match"]["max_abs_error"].get<double>(), 0.0);
+  EXPECT_NE(forward.result.out.find("OUTPUT DIFFERS"), std::string::npos) << forward.result.out;
+  // The first call whose outputs differ is named: sin, not cumsum, which only carried the difference on.
+  ASSERT_NE(forward.op("aten::sin", "forward"), nullptr);
+  EXPECT_TRUE((*forward.op("aten::sin", "forward"))["mismatch"].get<bool>());
+  EXPECT_FALSE((*forward.op("aten::cumsum", "forward"))["mismatch"].get<bool>());
+  EXPECT_EQ((*forward.record("aten::sin", "float32"))["verdict"], "mismatch");
+  EXPECT_EQ((*forward.record("aten::cumsum", "float32"))["verdict"], "fallback");
+
+  const ModelOutcome train =
+      audit(dir, model, {"--input", "4x8", "--train"}, "1.13.1", {"MPS_AUDIT_EMU_FAULTS=aten::cos=wrong"});
+  ASSERT_EQ(train.result.exit_code, 0) << train.result.err;
+  const auto& t = train.doc["training"];
+  EXPECT_TRUE(train.doc["output_match"]["match"].get<bool>());  // cos runs only in the backward pass
+  EXPECT_TRUE(t["loss_match"]["match"].get<bool>());
+  EXPECT_FALSE(t["gradients_match"].get<bool>());
+  EXPECT_FALSE(t["gradients"][0]["match"]["match"].get<bool>());
+  EXPECT_FALSE(t["updated_parameters_match"].get<bool>());
+  ASSERT_NE(train.op("aten::cos", "backward"), nullptr);
+  EXPECT_TRUE((*train.op("aten::cos", "backward"))["mismatch"].get<bool>());
+  EXPECT_FALSE((*train.op("aten::sin", "forward"))["mismatch"].get<bool>());
+}
+
+TEST(CliModel, TrainingStepOfACnnWithCrossEntropy) {
+  TempDir dir;
+  const ModelOutcome o = audit(dir, cnn_model(dir), {"--input", "2x3x8x8", "--train", "--target-classes", "5"});
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  EXPECT_EQ(o.doc["training"]["loss"], "cross_entropy (5 classes)");
+  EXPECT_TRUE(o.doc["training"]["gradients_match"].get<bool>()) << o.doc["training"].dump(1);
+  EXPECT_EQ(o.doc["training"]["gradients"].size(), 4u);
+  for (const char* op : {"aten::convolution_backward", "aten::max_pool2d_with_indices_backward",
+                         "aten::threshold_backward", "aten::linear_backward"}) {
+    const nlohmann::json* b = o.op(op, "backward");
+    ASSERT_NE(b, nullptr) << op << ": " << o.doc["ops"].dump(1);
+    EXPECT_EQ((*b)["status"], "native") << op;
+  }
+  EXPECT_EQ(o.doc["totals"]["fallback_calls"], 0);
+}
+
+void expect_one_line_error(const testing::CommandResult& r, const std::string& part) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
+TEST(CliModel, BadInputsGiveOneLineAndExit2) {
+  TempDir dir;
+  const std::string model = cumsum_model(dir);
+  const std::string not_script = dir.write("notes.pt", "not a model\n");
+  const std::string raises = save_module(dir, "Raises", {}, R"(
+def forward(self, x):
+    assert bool(x.sum() < -1.0e30), "refuses every input"
+    return x
+)");
+  expect_one_line_error(audit(dir, not_script, {"--input", "4x8"}).result, "not a TorchScript file");
+  expect_one_line_error(audit(dir, dir.path() + "/absent.pt", {"--input", "4x8"}).result, "no such file");
+  expect_one_line_error(audit(dir, model, {}).result, "forward(x) takes 1 input, given 0 --input");
+  expect_one_line_error(audit(dir, model, {"--input", "4x9"}).result, "the model fails on the CPU");
+  expect_one_line_error(audit(dir, raises, {"--input", "4x8"}).result, "refuses every input");
+  expect_one_line_error(audit(dir, model, {"--input", "4by8"}).result, "--input '4by8'");
+  expect_one_line_error(audit(dir, model, {"--input", "4x8:flaot32"}).result, "unknown dtype 'flaot32'");
+  EXPECT_FALSE(path_exists(dir.path() + "/out/model.json"));
+}
+
+TEST(CliModel, IntegerInputsAreIdsBelowInputHigh) {
+  TempDir dir;
+  const std::string model = save_module(dir, "Embed", {{"table", {7, 3}}}, R"(
+def forward(self, ids):
+    return torch.embedding(self.table, ids)
+)");
+  // Ids from [0, 7) are valid rows; the CPU would reject an id of 7 or more.
+  EXPECT_EQ(audit(dir, model, {"--input", "2x16:int64", "--input-high", "7"}).result.exit_code, 0);
+  expect_one_line_error(audit(dir, model, {"--input", "2x16:int64", "--input-high", "1000"}).result,
+                        "the model fails on the CPU");
+}
+
+TEST(CliEnv, JsonDescribesThisLinuxMachine) {
+  const testing::CommandResult r = run_mps_audit({"env", "--format", "json"}, {"PYTORCH_ENABLE_MPS_FALLBACK=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json env = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(env["torch_version"].get<std::string>().empty());
+  EXPECT_EQ(env["mps"]["built"], false);
+  EXPECT_EQ(env["mps"]["available"], false);
+  EXPECT_TRUE(env["mps"]["macos"].is_null());
+  EXPECT_FALSE(env["mps"]["why_not"].get<std::string>().empty());
+  EXPECT_EQ(env["cuda"]["built"], false);
+  EXPECT_EQ(env["PYTORCH_ENABLE_MPS_FALLBACK"]["value"], "1");
+  EXPECT_NE(env["PYTORCH_ENABLE_MPS_FALLBACK"]["meaning"].get<std::string>().find("run on the CPU"), std::string::npos);
+  std::vector<std::string> names, releases;
+  for (const auto& t : env["targets"]) {
+    names.push_back(t["name"]);
+    if (t["name"] == "mps-emu") releases = t["releases"].get<std::vector<std::string>>();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"mps-emu", "cpu", "meta"}));
+  EXPECT_EQ(releases, (std::vector<std::string>{"1.13.1", "2.11.0"}));
+}
+
+TEST(CliEnv, FallbackVariableZeroMeansErrors) {
+  const testing::CommandResult r = run_mps_audit({"env"}, {"PYTORCH_ENABLE_MPS_FALLBACK=0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("PYTORCH_ENABLE_MPS_FALLBACK=0: operators MPS lacks raise NotImplementedError"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("mps-emu"), std::string::npos);
+}
+
+// The environment block round-trips through JSON, and a block written before the host fields existed still reads.
+TEST(RunEnvironmentJson, HostFieldsRoundTripAndOldBlocksRead) {
+  RunEnvironment env;
+  env.target = "mps";
+  env.mps_built = env.mps_available = true;
+  env.macos = "14.5";
+  env.cuda_devices = {"cuda:0 NVIDIA H100"};
+  env.fallback_variable = "1";
+  env.targets = {{"mps", {}, {}}, {"mps-emu", {"1.13.1"}, {"data/pytorch-1.13.1"}}};
+  const RunEnvironment back = run_environment_from_json(to_json(env));
+  EXPECT_TRUE(back.mps_built);
+  EXPECT_TRUE(back.mps_available);
+  EXPECT_EQ(back.macos, "14.5");
+  EXPECT_EQ(back.cuda_devices, env.cuda_devices);
+  EXPECT_EQ(back.fallback_variable, std::optional<std::string>("1"));
+  ASSERT_EQ(back.targets.size(), 2u);
+  EXPECT_EQ(back.targets[1].releases, std::vector<std::string>{"1.13.1"});
+  EXPECT_EQ(to_json(env)["mps"]["macos"], "14.5");
+
+  const RunEnvironment old = run_environment_from_json(
+      nlohmann::json::parse(R"({"torch_version": "1.13.0", "target": "mps-emu", "fallback_mode": "on"})"));
+  EXPECT_EQ(old.target, "mps-emu");
+  EXPECT_FALSE(old.mps_built);
+  EXPECT_FALSE(old.fallback_variable.has_value());
+  EXPECT_TRUE(old.targets.empty());
+  EXPECT_TRUE(to_json(old)["mps"]["macos"].is_null());
+  EXPECT_TRUE(to_json(old)["PYTORCH_ENABLE_MPS_FALLBACK"]["value"].is_null());
+}
+
+}  // namespace
+}  // namespace mps_audit
