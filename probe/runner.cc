@@ -933,6 +933,8 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   env.spec = o.spec;
   env.torch_version = compat::kTorchVersion;
   describe_host(env);  // the host block `mps-audit env` prints (common/environment.h)
+  // What the probes ran with (the workers' environment, set from --fallback), not the parent's own variable.
+  env.fallback_variable = o.fallback == "on" ? "1" : "0";
   env.device = device_for(target).str();
   if (target == "mps-emu") {
     env.emulator = emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, o.emu_macos);
