@@ -931,6 +931,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   env.os = os_description();
   env.fallback_mode = o.fallback;
   env.spec = o.spec;
+  env.spec_hash = identity["spec_hash"].get<std::string>();
   env.torch_version = compat::kTorchVersion;
   describe_host(env);  // the host block `mps-audit env` prints (common/environment.h)
   // What the probes ran with (the workers' environment, set from --fallback), not the parent's own variable.

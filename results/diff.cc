@@ -36,6 +36,7 @@ std::vector<std::string> environment_differences(const RunEnvironment& a, const 
   field("emulator", a.emulator, b.emulator);
   field("fallback_mode", a.fallback_mode, b.fallback_mode);
   field("spec", a.spec, b.spec);
+  field("spec_hash", a.spec_hash, b.spec_hash);
   return out;
 }
 

@@ -101,6 +101,7 @@ nlohmann::json to_json(const RunEnvironment& env) {
           {"emulated", !env.emulator.empty()},
           {"emulator", env.emulator},
           {"spec", env.spec},
+          {"spec_hash", env.spec_hash},
           {"mps",
            {{"built", env.mps_built},
             {"available", env.mps_available},
@@ -123,6 +124,7 @@ RunEnvironment run_environment_from_json(const nlohmann::json& j) {
   env.fallback_mode = j.value("fallback_mode", "");
   env.emulator = j.value("emulator", "");
   env.spec = j.value("spec", "");
+  env.spec_hash = j.value("spec_hash", "");
   if (const auto mps = j.find("mps"); mps != j.end() && mps->is_object()) {
     env.mps_built = mps->value("built", false);
     env.mps_available = mps->value("available", false);

@@ -35,6 +35,7 @@ struct RunEnvironment {
   std::string fallback_mode;  // "on" / "off" (PYTORCH_ENABLE_MPS_FALLBACK)
   std::string emulator;       // the emulator's label, empty on a real device
   std::string spec;           // path of the op spec
+  std::string spec_hash;      // of its content ("fnv1a64:..."); empty in files written before it was recorded
   // The host, as `mps-audit env` shows it (describe_host() in common/environment.h). Files written before these
   // existed read as all false and empty.
   bool mps_built = false;      // the linked libtorch has the real MPS backend
