@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model_audit.h"
+#include "report/renderers.h"
 
 namespace mps_audit {
 namespace {
@@ -92,33 +93,6 @@ std::string fallback_line(const ModelAudit& a) {
       a.fallback_calls(), a.calls(),
       100 * share(static_cast<double>(a.fallback_calls()), static_cast<double>(a.calls())),
       100 * share(a.fallback_seconds(), a.op_seconds()), bytes_text(a.bytes_to_cpu()), bytes_text(a.bytes_from_cpu()));
-}
-
-std::string md_escape(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -288,21 +262,21 @@ std::string render_model_markdown(const ModelAudit& a) {
   for (const auto& c : a.ops) {
     s += fmt::format(
         "| `{}` | {} | {} | {} | {} | {} | {:.6f} | {:.1f}% | {} | {} |\n", c.op, c.phase, c.dtype, c.calls,
-        (c.status == "failed"     ? "**failed**: " + md_escape(c.message)
+        (c.status == "failed"     ? "**failed**: " + markdown_cell(c.message)
          : c.status == "fallback" ? std::string("**fallback**")
                                   : c.status) +
-            (c.mismatch ? ", **first mismatch**: " + md_escape(c.mismatch_message) : ""),
+            (c.mismatch ? ", **first mismatch**: " + markdown_cell(c.mismatch_message) : ""),
         fmt::join(c.fallback_ops, ", "), c.seconds, 100 * share(c.seconds, a.op_seconds()),
         c.bytes_to_cpu ? bytes_text(c.bytes_to_cpu) : "", c.bytes_from_cpu ? bytes_text(c.bytes_from_cpu) : "");
   }
   s += "\n## Input shapes\n\n";
   for (const auto& c : a.ops) {
     s += fmt::format("- `{}` ({}): {}\n", c.op, c.phase,
-                     md_escape(fmt::format("{}", fmt::join(c.input_signatures, " · "))));
+                     markdown_cell(fmt::format("{}", fmt::join(c.input_signatures, " · "))));
   }
   if (!a.warnings.empty()) {
     s += "\n## Warnings on the target\n\n";
-    for (const auto& w : a.warnings) s += "- " + md_escape(w) + "\n";
+    for (const auto& w : a.warnings) s += "- " + markdown_cell(w) + "\n";
   }
   s += fmt::format("\ntorch {} on {}\n", a.environment.torch_version, a.environment.os);
   return s;
@@ -314,14 +288,14 @@ std::string render_model_html(const ModelAudit& a) {
       "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
       "padding:2px 6px;text-align:left}tr.fallback{background:#fff3cd}tr.failed{background:#f8d7da}</style>"
       "</head><body>\n";
-  s += fmt::format("<h1>Model audit: {}</h1>\n<p>{} on <b>{}</b>, inputs {}</p>\n", html_escape(a.model),
-                   a.train ? "One training step" : "Forward pass", html_escape(where_it_ran(a.environment)),
-                   html_escape(fmt::format("{}", fmt::join(a.inputs, ", "))));
-  s += fmt::format("<p><b>{}</b></p>\n<p>{}</p>\n<ul><li>output: {}</li>\n", html_escape(headline(a)),
-                   html_escape(fallback_line(a)), html_escape(match_text(a.output)));
+  s += fmt::format("<h1>Model audit: {}</h1>\n<p>{} on <b>{}</b>, inputs {}</p>\n", escape_html(a.model),
+                   a.train ? "One training step" : "Forward pass", escape_html(where_it_ran(a.environment)),
+                   escape_html(fmt::format("{}", fmt::join(a.inputs, ", "))));
+  s += fmt::format("<p><b>{}</b></p>\n<p>{}</p>\n<ul><li>output: {}</li>\n", escape_html(headline(a)),
+                   escape_html(fallback_line(a)), escape_html(match_text(a.output)));
   if (a.train) {
     s += fmt::format("<li>loss: {}</li><li>gradients: {} of {} match</li><li>updated parameters: {} of {} match</li>\n",
-                     html_escape(match_text(a.loss_match)), a.gradients.size() - mismatching(a.gradients),
+                     escape_html(match_text(a.loss_match)), a.gradients.size() - mismatching(a.gradients),
                      a.gradients.size(), a.updated.size() - mismatching(a.updated), a.updated.size());
   }
   s += "</ul>\n<table><tr><th>operator</th><th>phase</th><th>dtype</th><th>calls</th><th>status</th>"
@@ -330,10 +304,10 @@ std::string render_model_html(const ModelAudit& a) {
     s += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.6f}</td>"
         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        c.status, html_escape(c.op), c.phase, c.dtype, c.calls,
-        html_escape(c.status == "failed" ? "failed: " + c.message : c.status),
-        html_escape(fmt::format("{}", fmt::join(c.fallback_ops, ", "))), c.seconds, c.bytes_to_cpu, c.bytes_from_cpu,
-        html_escape(fmt::format("{}", fmt::join(c.input_signatures, " · "))));
+        c.status, escape_html(c.op), c.phase, c.dtype, c.calls,
+        escape_html(c.status == "failed" ? "failed: " + c.message : c.status),
+        escape_html(fmt::format("{}", fmt::join(c.fallback_ops, ", "))), c.seconds, c.bytes_to_cpu, c.bytes_from_cpu,
+        escape_html(fmt::format("{}", fmt::join(c.input_signatures, " · "))));
   }
   s += "</table>\n</body></html>\n";
   return s;

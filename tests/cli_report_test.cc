@@ -83,33 +83,19 @@ TEST(CliReport, RunWithABaselineFailsOnARegression) {
   // On emulated 1.13.1 cumsum falls back to the CPU; a baseline in which it passed makes that a regression.
   const std::string baseline = dir.write("baseline.json", R"({"schema_version": 2, "environment": {},
     "results": [{"op": "aten::cumsum", "dtype": "float32", "verdict": "pass"}]})");
-  const std::vector<std::string> run = {"run",
-                                        "--target",
-                                        "mps-emu",
-                                        "--emu-release",
-                                        testing::source_path("data/pytorch-1.13.1"),
-                                        "--spec",
-                                        testing::source_path("opspec.yaml"),
-                                        "--ops",
-                                        "^aten::cumsum$",
-                                        "--dtypes",
-                                        "float32",
-                                        "--no-progress"};
-  std::vector<std::string> args = run;
-  args.insert(args.end(), {"--out", dir.path() + "/out", "--baseline", baseline});
-  auto r = run_mps_audit(args);
+  const auto run = [&](const std::string& out, const std::string& baseline) {
+    return testing::emulated_run_args(out, {"--ops", "^aten::cumsum$", "--dtypes", "float32", "--baseline", baseline});
+  };
+  auto r = run_mps_audit(run(dir.path() + "/out", baseline));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("aten::cumsum float32: pass -> fallback"), std::string::npos) << r.out;
   EXPECT_NE(testing::slurp(dir.path() + "/out/diff.md").find("❌ 1 regressions"), std::string::npos);
   // Against its own results the run passes the gate.
-  args = run;
-  args.insert(args.end(), {"--out", dir.path() + "/again", "--baseline", dir.path() + "/out/results.json"});
-  r = run_mps_audit(args);
+  r = run_mps_audit(run(dir.path() + "/again", dir.path() + "/out/results.json"));
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   // A baseline that cannot be read stops the run before it starts.
-  args = run;
-  args.insert(args.end(), {"--out", dir.path() + "/none", "--baseline", dir.path() + "/missing.json"});
-  expect_one_diagnostic(run_mps_audit(args), "error: " + dir.path() + "/missing.json: cannot read file");
+  expect_one_diagnostic(run_mps_audit(run(dir.path() + "/none", dir.path() + "/missing.json")),
+                        "error: " + dir.path() + "/missing.json: cannot read file");
   EXPECT_FALSE(path_exists(dir.path() + "/none"));
 }
 

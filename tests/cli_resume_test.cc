@@ -33,24 +33,8 @@ const char* const kOps = "^aten::(abs|cos|relu|tan|tanh)$";  // tan sorts betwee
 const char* const kHang = "MPS_AUDIT_EMU_FAULTS=aten::tan=hang";
 
 std::vector<std::string> run_args(const std::string& out, std::vector<std::string> more = {}) {
-  std::vector<std::string> args = {"run",
-                                   "--target",
-                                   "mps-emu",
-                                   "--emu-release",
-                                   source_path("data/pytorch-1.13.1"),
-                                   "--spec",
-                                   source_path("opspec.yaml"),
-                                   "--out",
-                                   out,
-                                   "--no-progress",
-                                   "--ops",
-                                   kOps,
-                                   "--dtypes",
-                                   "float32,float16",
-                                   "-j",
-                                   "2",
-                                   "--format",
-                                   "json,md"};
+  std::vector<std::string> args =
+      testing::emulated_run_args(out, {"--ops", kOps, "--dtypes", "float32,float16", "-j", "2", "--format", "json,md"});
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }

@@ -27,17 +27,7 @@ struct RunOutcome {
 };
 
 RunOutcome run_emulated(const TempDir& dir, std::vector<std::string> args, const std::vector<std::string>& env = {}) {
-  std::vector<std::string> all = {"run",
-                                  "--target",
-                                  "mps-emu",
-                                  "--emu-release",
-                                  source_path("data/pytorch-1.13.1"),
-                                  "--spec",
-                                  source_path("opspec.yaml"),
-                                  "--out",
-                                  dir.path(),
-                                  "--no-progress"};
-  all.insert(all.end(), args.begin(), args.end());
+  const std::vector<std::string> all = testing::emulated_run_args(dir.path(), args);
   RunOutcome run;
   run.result = run_mps_audit(all, env);
   const std::string results = dir.path() + "/results.json";

@@ -38,6 +38,21 @@ void expect_golden(const std::string& name, const std::string& actual) {
   EXPECT_EQ(actual, slurp(path)) << "differs from " << path;
 }
 
+std::vector<std::string> emulated_run_args(const std::string& out, const std::vector<std::string>& more) {
+  std::vector<std::string> args = {"run",
+                                   "--target",
+                                   "mps-emu",
+                                   "--emu-release",
+                                   source_path("data/pytorch-1.13.1"),
+                                   "--spec",
+                                   source_path("opspec.yaml"),
+                                   "--out",
+                                   out,
+                                   "--no-progress"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
 CommandResult run_mps_audit(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
   TempDir dir;
   const std::string out_path = dir.path() + "/out", err_path = dir.path() + "/err";

@@ -19,6 +19,10 @@ struct CommandResult {
 // Runs build/mps-audit with these arguments (each passed as one word), capturing both streams.
 CommandResult run_mps_audit(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {});
 
+// `mps-audit run` on emulated MPS of PyTorch 1.13.1's registry with the default spec, writing into `out`, without
+// a progress line, then `more`.
+std::vector<std::string> emulated_run_args(const std::string& out, const std::vector<std::string>& more = {});
+
 // A fresh folder under the system's temporary folder, removed when this object goes.
 class TempDir {
  public:
