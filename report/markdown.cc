@@ -83,7 +83,10 @@ std::string render_markdown(const Results& results, const RenderOptions& options
   if (!a.worst.empty()) {
     std::vector<std::string> rows;
     for (const auto& o : a.worst) {
-      rows.push_back(fmt::format("| `{}` | {} | {} | {} |\n", o.op, to_string(o.worst), fmt::join(o.dtypes, ", "),
+      rows.push_back(fmt::format("| `{}` | {} | {} | {} |\n", o.op, to_string(o.worst),
+                                 o.dtypes.size() == a.dtypes.size() && a.dtypes.size() > 3
+                                     ? fmt::format("all {}", a.dtypes.size())
+                                     : fmt::format("{}", fmt::join(o.dtypes, ", ")),
                                  markdown_cell(o.message, 200)));
     }
     w.add("\n## Worst offenders\n\n");

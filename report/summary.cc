@@ -6,6 +6,15 @@
 #include "results/analysis.h"
 
 namespace mps_audit {
+namespace {
+
+// "float32,float16" or, for more than three, "float32,float16,+8": the table stays one line a row.
+std::string dtype_list(const std::vector<std::string>& dtypes) {
+  if (dtypes.size() <= 3) return fmt::format("{}", fmt::join(dtypes, ","));
+  return fmt::format("{},{},+{}", dtypes[0], dtypes[1], dtypes.size() - 2);
+}
+
+}  // namespace
 
 std::string render_summary(const Results& results) {
   const RunEnvironment& env = results.environment;
@@ -33,8 +42,7 @@ std::string render_summary(const Results& results) {
     for (const auto& o : a.worst) {
       std::string message = o.message.substr(0, o.message.find('\n'));
       if (message.size() > 100) message = message.substr(0, 97) + "...";
-      out += fmt::format("  {:<11} {:<40} {:<24} {}\n", to_string(o.worst), o.op,
-                         fmt::format("{}", fmt::join(o.dtypes, ",")), message);
+      out += fmt::format("  {:<11} {:<40} {:<24} {}\n", to_string(o.worst), o.op, dtype_list(o.dtypes), message);
     }
   }
   return out;
