@@ -97,35 +97,37 @@ std::string fallback_line(const ModelAudit& a) {
 
 }  // namespace
 
+namespace {
+
+// The sum of `field` over the operator calls, of those that fell back only when `fallbacks_only`.
+template <typename T>
+T sum_over(const std::vector<ModelOpCall>& ops, T ModelOpCall::*field, bool fallbacks_only = false) {
+  T total{};
+  for (const auto& c : ops) {
+    if (!fallbacks_only || c.status == "fallback") total += c.*field;
+  }
+  return total;
+}
+
+}  // namespace
+
 int64_t ModelAudit::calls() const {
-  int64_t n = 0;
-  for (const auto& c : ops) n += c.calls;
-  return n;
+  return sum_over(ops, &ModelOpCall::calls);
 }
 int64_t ModelAudit::fallback_calls() const {
-  int64_t n = 0;
-  for (const auto& c : ops) n += c.status == "fallback" ? c.calls : 0;
-  return n;
+  return sum_over(ops, &ModelOpCall::calls, true);
 }
 double ModelAudit::op_seconds() const {
-  double s = 0;
-  for (const auto& c : ops) s += c.seconds;
-  return s;
+  return sum_over(ops, &ModelOpCall::seconds);
 }
 double ModelAudit::fallback_seconds() const {
-  double s = 0;
-  for (const auto& c : ops) s += c.status == "fallback" ? c.seconds : 0;
-  return s;
+  return sum_over(ops, &ModelOpCall::seconds, true);
 }
 int64_t ModelAudit::bytes_to_cpu() const {
-  int64_t n = 0;
-  for (const auto& c : ops) n += c.bytes_to_cpu;
-  return n;
+  return sum_over(ops, &ModelOpCall::bytes_to_cpu);
 }
 int64_t ModelAudit::bytes_from_cpu() const {
-  int64_t n = 0;
-  for (const auto& c : ops) n += c.bytes_from_cpu;
-  return n;
+  return sum_over(ops, &ModelOpCall::bytes_from_cpu);
 }
 bool ModelAudit::gradients_match() const {
   return !gradients.empty() && mismatching(gradients) == 0;

@@ -125,15 +125,6 @@ std::string render_diff_json(const RunDiff& d) {
   return doc.dump(1) + "\n";
 }
 
-std::string cells(const std::vector<std::string>& dtypes, const std::map<std::string, Verdict>& by_dtype) {
-  std::string row;
-  for (const auto& dt : dtypes) {
-    auto it = by_dtype.find(dt);
-    row += fmt::format(" {} |", it == by_dtype.end() ? "" : std::string(verdict_symbol(it->second)));
-  }
-  return row;
-}
-
 std::string render_comparison_md(const Comparison& c, const std::vector<Results>& runs, size_t limit) {
   MarkdownWriter w(limit, "the output of `mps-audit compare ... --format html` (or json)");
   w.add(fmt::format("# mps-audit compare: {} runs\n\n| run | environment | probes |", c.labels.size()));
@@ -181,7 +172,7 @@ std::string render_comparison_md(const Comparison& c, const std::vector<Results>
       continue;
     }
     std::string line = fmt::format("| `{}` |", row.op);
-    for (const auto& per_run : row.cells) line += cells(c.dtypes, per_run);
+    for (const auto& per_run : row.cells) line += verdict_cells(c.dtypes, per_run);
     rows.push_back(line + "\n");
   }
   w.add(fmt::format("\n## Operators whose verdicts differ: {} (and {} the same in every run)\n\n", rows.size(), same));

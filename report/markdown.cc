@@ -14,15 +14,6 @@ std::string percent(size_t k, size_t n) {
   return n == 0 ? "0.0%" : fmt::format("{:.1f}%", 100.0 * static_cast<double>(k) / static_cast<double>(n));
 }
 
-std::string dtype_cells(const std::vector<std::string>& dtypes, const std::map<std::string, Verdict>& by_dtype) {
-  std::string row;
-  for (const auto& d : dtypes) {
-    auto it = by_dtype.find(d);
-    row += fmt::format(" {} |", it == by_dtype.end() ? "" : std::string(verdict_symbol(it->second)));
-  }
-  return row;
-}
-
 // "| ... | float32 | float16 |" and "| ... | :-: | :-: |": a matrix's header and rule, from the fixed columns'.
 std::string matrix_head(const std::string& fixed_head, const std::string& fixed_rule,
                         const std::vector<std::string>& dtypes, const std::string& last_head = "",
@@ -100,7 +91,7 @@ std::string render_markdown(const Results& results, const RenderOptions& options
         a.fallbacks.size(), a.fallback_records));
     std::vector<std::string> rows;
     for (const auto& f : a.fallbacks) {
-      rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status, dtype_cells(a.dtypes, f.by_dtype),
+      rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status, verdict_cells(a.dtypes, f.by_dtype),
                                  markdown_cell(fmt::format("{}", fmt::join(f.fallback_ops, ", ")), 200)));
     }
     w.table(matrix_head("| operator | registry |", "| --- | --- |", a.dtypes, " ran on the CPU |", " --- |"), rows,
@@ -157,7 +148,7 @@ std::string render_markdown(const Results& results, const RenderOptions& options
     row[r.dtype] = r.verdict;
   }
   for (const auto& op : ops) {
-    rows.push_back(fmt::format("| `{}` | {} |{}\n", op, op_group(op), dtype_cells(a.dtypes, matrix[op])));
+    rows.push_back(fmt::format("| `{}` | {} |{}\n", op, op_group(op), verdict_cells(a.dtypes, matrix[op])));
   }
   w.add("\n## Operator x dtype\n\n" + legend() + "\n");
   w.table(matrix_head("| operator | group |", "| --- | --- |", a.dtypes), rows, "matrix");

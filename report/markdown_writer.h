@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "results/analysis.h"
+
 namespace mps_audit {
 
 class MarkdownWriter {
@@ -69,5 +71,16 @@ class MarkdownWriter {
   std::string out_;
   std::vector<std::string> left_out_;
 };
+
+// " ✓ | ↓ |  |": one matrix row's cells, a verdict symbol per dtype (empty where the dtype has no record).
+inline std::string verdict_cells(const std::vector<std::string>& dtypes,
+                                 const std::map<std::string, Verdict>& by_dtype) {
+  std::string row;
+  for (const auto& d : dtypes) {
+    auto it = by_dtype.find(d);
+    row += fmt::format(" {} |", it == by_dtype.end() ? "" : std::string(verdict_symbol(it->second)));
+  }
+  return row;
+}
 
 }  // namespace mps_audit
