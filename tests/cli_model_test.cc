@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/paths.h"
+#include "common/torch_info.h"
 #include "results/results_file.h"
 #include "test_support.h"
 
@@ -265,7 +266,11 @@ TEST(CliEnv, JsonDescribesThisLinuxMachine) {
   EXPECT_EQ(env["mps"]["available"], false);
   EXPECT_TRUE(env["mps"]["macos"].is_null());
   EXPECT_FALSE(env["mps"]["why_not"].get<std::string>().empty());
-  EXPECT_EQ(env["cuda"]["built"], false);
+  // This libtorch decides whether CUDA is built in; whether a device is there, the machine.
+  const bool cuda_built = linked_torch_info().has_cuda;
+  EXPECT_EQ(env["cuda"]["built"], cuda_built);
+  const bool cuda_available = env["cuda"]["available"].get<bool>();
+  if (!cuda_built) EXPECT_FALSE(cuda_available);
   EXPECT_EQ(env["PYTORCH_ENABLE_MPS_FALLBACK"]["value"], "1");
   EXPECT_NE(env["PYTORCH_ENABLE_MPS_FALLBACK"]["meaning"].get<std::string>().find("run on the CPU"), std::string::npos);
   std::vector<std::string> names, releases;
@@ -273,7 +278,9 @@ TEST(CliEnv, JsonDescribesThisLinuxMachine) {
     names.push_back(t["name"]);
     if (t["name"] == "mps-emu") releases = t["releases"].get<std::vector<std::string>>();
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"mps-emu", "cpu", "meta"}));
+  std::vector<std::string> expected = {"mps-emu", "cpu", "meta"};
+  if (cuda_available) expected.insert(expected.begin() + 1, "cuda");
+  EXPECT_EQ(names, expected);
   EXPECT_EQ(releases, (std::vector<std::string>{"1.13.1", "2.11.0"}));
 }
 
