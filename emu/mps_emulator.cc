@@ -465,6 +465,34 @@ void copy_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 // Convolution. On a libtorch built with MPS, _convolution picks its MPS backend for an MPS input and calls the
 // MPS-only operators below (native/Convolution.cpp, a branch compiled only with USE_MPS); here it falls through to
+// The device guard of emulated MPS: one device, one stream, and events that are done as soon as they are recorded,
+// since every kernel runs synchronously on host memory. c10's NoOpDeviceGuardImpl refuses events, and autograd's
+// engine in libtorch 2.x records and waits on them for every backward pass on a device (the real MPSGuardImpl has
+// them), so a training step needs these.
+struct EmulatedMpsGuard final : public c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return kMps; }
+  c10::Device exchangeDevice(c10::Device) const override { return c10::Device(kMps, -1); }
+  c10::Device getDevice() const override { return c10::Device(kMps, -1); }
+  void setDevice(c10::Device) const override {}
+  void uncheckedSetDevice(c10::Device) const noexcept override {}
+  c10::Stream getStream(c10::Device) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, -1));
+  }
+  c10::Stream exchangeStream(c10::Stream) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, -1));
+  }
+  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+  void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {
+    static char recorded;
+    *event = &recorded;  // any non-null handle: nothing is ever pending
+  }
+  void block(void*, const c10::Stream&) const override {}
+  bool queryEvent(void*) const override { return true; }
+  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
+  bool queryStream(const c10::Stream&) const override { return true; }
+  void synchronizeStream(const c10::Stream&) const override {}
+};
+
 // convolution_overrideable and convolution_backward_overrideable, which the emulator takes at the MPS key
 // (kPlumbingOps) to make the same calls. The MPS-only operators compute with the CPU's convolution.
 std::vector<int64_t> zeros_like_list(const std::vector<int64_t>& v) {
@@ -721,7 +749,7 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   state->info.macos_major = options.macos_major;
   state->info.fallback_enabled = fallback_enabled_by_environment();
 
-  static c10::impl::NoOpDeviceGuardImpl<kMps> guard;
+  static EmulatedMpsGuard guard;
   static c10::impl::DeviceGuardImplRegistrar guard_registrar(kMps, &guard);
   c10::SetAllocator(kMps, &allocator());
 
