@@ -468,18 +468,19 @@ void copy_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 // The device guard of emulated MPS: one device, one stream, and events that are done as soon as they are recorded,
 // since every kernel runs synchronously on host memory. c10's NoOpDeviceGuardImpl refuses events, and autograd's
 // engine in libtorch 2.x records and waits on them for every backward pass on a device (the real MPSGuardImpl has
-// them), so a training step needs these.
+// them), so a training step needs these. Streams and devices carry index 0, the tensors' own (mps:0): the engine
+// matches a node's stream to its inputs' device by it.
 struct EmulatedMpsGuard final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kMps; }
-  c10::Device exchangeDevice(c10::Device) const override { return c10::Device(kMps, -1); }
-  c10::Device getDevice() const override { return c10::Device(kMps, -1); }
+  c10::Device exchangeDevice(c10::Device) const override { return c10::Device(kMps, 0); }
+  c10::Device getDevice() const override { return c10::Device(kMps, 0); }
   void setDevice(c10::Device) const override {}
   void uncheckedSetDevice(c10::Device) const noexcept override {}
   c10::Stream getStream(c10::Device) const noexcept override {
-    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, -1));
+    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, 0));
   }
   c10::Stream exchangeStream(c10::Stream) const noexcept override {
-    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, -1));
+    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, 0));
   }
   c10::DeviceIndex deviceCount() const noexcept override { return 1; }
   void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {

@@ -6,6 +6,13 @@
 // says. Real MPS reads the variable when libtorch loads, before main(): when it does not say what --fallback asks,
 // this process sets it and executes itself again. The price: a model that crashes the target process (rather than
 // raising) ends the audit without a report; `mps-audit run` isolates such operators in workers.
+// Note [Training on emulated MPS]
+// libtorch 2.x's autograd engine waits, before each backward node, for the stream its incoming gradients were made
+// on, whenever they live on an accelerator's device type (MPS is one). It takes those streams from
+// at::getAccelerator(), which names MPS only when libtorch's real MPS backend is present (and CUDA first where CUDA
+// is), so an emulated MPS tensor's node has none and the engine asserts (engine.cpp: "opt_ready_stream &&
+// opt_parent_stream"). libtorch 1.13's engine has no such step. So `--train` on mps-emu is refused on libtorch 2.x
+// rather than reported as a model that fails in its backward pass.
 #include "model/model_audit.h"
 
 #include <algorithm>
@@ -415,6 +422,15 @@ int run_model_audit(const ModelOptions& o, std::ostream& out, std::ostream& err)
   ModelAudit audit;
   describe_host(audit.environment);
   const std::string target = resolve_model_target(o, audit.environment);
+#if MPS_AUDIT_TORCH_AT_LEAST(2, 0)
+  // See Note [Training on emulated MPS].
+  if (o.train && target == "mps-emu") {
+    throw UserError(
+        "--train on mps-emu needs libtorch 1.13: the autograd engine of libtorch 2.x synchronizes a backward pass "
+        "on the process's accelerator, which emulated MPS cannot be (a forward audit works; on a Mac, --target mps "
+        "trains for real)");
+  }
+#endif
   torch::jit::Module cpu_module = load_model(o.model);
   auto method = cpu_module.find_method("forward");
   if (!method) throw UserError("the TorchScript module has no forward method", {o.model});
