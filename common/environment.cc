@@ -23,21 +23,6 @@
 namespace mps_audit {
 namespace {
 
-std::string os_description() {
-  struct utsname u {};
-  if (uname(&u) != 0) return "unknown";
-  return fmt::format("{} {} ({})", u.sysname, u.release, u.machine);
-}
-
-std::string macos_version() {
-#ifdef __APPLE__
-  char version[64] = {0};
-  size_t size = sizeof version;
-  if (sysctlbyname("kern.osproductversion", version, &size, nullptr, 0) == 0) return version;
-#endif
-  return "";
-}
-
 // The GPUs' names from the CUDA driver (libcuda), whose C API is stable across CUDA releases; libtorch's CUDA headers
 // may not be installed, and a CPU build has none.
 std::vector<std::string> cuda_device_names(int count) {
@@ -94,6 +79,21 @@ void add_emulator_releases(AvailableTarget& t) {
 }
 
 }  // namespace
+
+std::string os_description() {
+  struct utsname u {};
+  if (uname(&u) != 0) return "unknown";
+  return fmt::format("{} {} ({})", u.sysname, u.release, u.machine);
+}
+
+std::string macos_version() {
+#ifdef __APPLE__
+  char version[64] = {0};
+  size_t size = sizeof version;
+  if (sysctlbyname("kern.osproductversion", version, &size, nullptr, 0) == 0) return version;
+#endif
+  return "";
+}
 
 void describe_host(RunEnvironment& env) {
   env.torch_version = compat::kTorchVersion;

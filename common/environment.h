@@ -9,6 +9,11 @@
 
 namespace mps_audit {
 
+// "Linux 6.1.0 (x86_64)": the running system, its release and machine.
+std::string os_description();
+// "14.5" on macOS; empty elsewhere.
+std::string macos_version();
+
 // Fills the host fields of `env` (torch version, OS, mps, cuda, PYTORCH_ENABLE_MPS_FALLBACK, targets); leaves the
 // run's own fields (target, device, emulator, fallback mode, spec) as they are. Call it before the MPS emulator is
 // activated or after: an emulated MPS is never reported as a built one.

@@ -58,12 +58,8 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/file.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef __APPLE__
-#include <sys/sysctl.h>
-#endif
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -92,12 +88,6 @@ namespace {
 
 constexpr int kJournalVersion = 1;
 constexpr const char* kLockFile = ".mps-audit.lock";
-
-std::string os_description() {
-  struct utsname u {};
-  if (uname(&u) != 0) return "unknown";
-  return fmt::format("{} {} ({})", u.sysname, u.release, u.machine);
-}
 
 std::string registry_key(const std::string& target) {
   if (target == "mps" || target == "mps-emu") return "MPS";
@@ -156,12 +146,7 @@ struct Probe {
 
 // The running macOS's major version (a real MPS target's); 0 elsewhere.
 int macos_major_version() {
-#ifdef __APPLE__
-  char version[64] = {0};
-  size_t size = sizeof version;
-  if (sysctlbyname("kern.osproductversion", version, &size, nullptr, 0) == 0) return std::atoi(version);
-#endif
-  return 0;
+  return std::atoi(macos_version().c_str());
 }
 
 // --- signals ----------------------------------------------------------------------------------------------------
@@ -928,11 +913,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   RunEnvironment env;
   env.target = target;
   env.requested = o.target;
-  env.os = os_description();
   env.fallback_mode = o.fallback;
   env.spec = o.spec;
   env.spec_hash = identity["spec_hash"].get<std::string>();
-  env.torch_version = compat::kTorchVersion;
   describe_host(env);  // the host block `mps-audit env` prints (common/environment.h)
   // What the probes ran with (the workers' environment, set from --fallback), not the parent's own variable.
   env.fallback_variable = o.fallback == "on" ? "1" : "0";
