@@ -761,7 +761,8 @@ Journal parse_journal(const std::string& text, const std::string& path) {
 
 int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   check_report_formats(o.formats);
-  if (!o.baseline.empty()) check_baseline(o.baseline);
+  std::optional<Results> baseline;
+  if (!o.baseline.empty()) baseline = load_results(o.baseline);
   if (o.fallback != "on" && o.fallback != "off") {
     throw UserError(fmt::format("--fallback must be on or off, not '{}'", o.fallback));
   }
@@ -1008,7 +1009,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     return 128 + stopped_by;
   }
   int exit_code = kExitOk;
-  if (!o.baseline.empty()) exit_code = apply_baseline_gate(doc, o.baseline, o.out_dir, out);
+  if (baseline) exit_code = apply_baseline_gate(doc, *baseline, o.out_dir, out);
   for (const auto& r : doc.records) {
     if (std::find(fail_on.begin(), fail_on.end(), r.verdict) != fail_on.end()) return kExitGateFailed;
   }

@@ -69,13 +69,8 @@ int run_compare(const CompareCommandOptions& o, std::ostream& out) {
   return kExitOk;
 }
 
-void check_baseline(const std::string& baseline) {
-  load_results(baseline);
-}
-
-int apply_baseline_gate(const Results& now, const std::string& baseline, const std::string& out_dir,
-                        std::ostream& out) {
-  const RunDiff d = diff_runs(load_results(baseline), now);
+int apply_baseline_gate(const Results& now, const Results& baseline, const std::string& out_dir, std::ostream& out) {
+  const RunDiff d = diff_runs(baseline, now);
   write_file_atomically(join_path(out_dir, "diff.md"), render_diff(d, "md"));
   out << render_diff(d, "text");
   return d.has_regressions() ? kExitGateFailed : kExitOk;

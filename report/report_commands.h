@@ -34,10 +34,9 @@ struct CompareCommandOptions {
 };
 int run_compare(const CompareCommandOptions& options, std::ostream& out);
 
-// `run --baseline`: diffs a finished run against the baseline, prints the verdict of the gate, writes diff.md into
-// `out_dir`, and returns 1 when a record regressed. Throws UserError for an unreadable baseline.
-int apply_baseline_gate(const Results& now, const std::string& baseline, const std::string& out_dir, std::ostream& out);
-// Loads the baseline early, so that a bad --baseline is reported before a run, not after it.
-void check_baseline(const std::string& baseline);
+// `run --baseline`: diffs a finished run against the baseline (loaded before the run, so that a bad --baseline is
+// reported before it starts), prints the verdict of the gate, writes diff.md into `out_dir`, and returns 1 when a
+// record regressed.
+int apply_baseline_gate(const Results& now, const Results& baseline, const std::string& out_dir, std::ostream& out);
 
 }  // namespace mps_audit
