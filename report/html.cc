@@ -41,14 +41,6 @@ constexpr std::array<VerdictStyle, kAllVerdicts.size()> kStyles = {{
     {Verdict::kXpass, "#8de8d8", "#0b4740", "passed, though the spec says it fails"},
 }};
 
-// A verdict's index in kAllVerdicts: the page's verdict number (display order).
-size_t verdict_number(Verdict v) {
-  for (size_t i = 0; i < kAllVerdicts.size(); ++i) {
-    if (kAllVerdicts[i] == v) return i;
-  }
-  return 0;
-}
-
 std::string with_commas(size_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -184,7 +176,7 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
       const double seconds = std::round(r.seconds * 1e4) / 1e4;
       json rec = {op,
                   column.at(r.dtype),
-                  verdict_number(r.verdict),
+                  verdict_index(r.verdict),
                   strings.id(r.message),
                   strings.id(r.sample),
                   r.samples,
@@ -209,7 +201,7 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
   for (size_t i = 0; i < op_names.size(); ++i) {
     ops.push_back({op_names[i],
                    std::find(op_groups().begin(), op_groups().end(), op_group(op_names[i])) - op_groups().begin(),
-                   verdict_number(worst[i]), op_status[i]});
+                   verdict_index(worst[i]), op_status[i]});
   }
   return {{"runs", names},      {"verdicts", verdicts}, {"groups", groups},   {"statuses", statuses},
           {"columns", columns}, {"ops", ops},           {"records", records}, {"strings", strings.strings()}};
@@ -232,7 +224,7 @@ std::string stacked_bar(const VerdictCounts& counts, int y, int height, bool num
     const double w = kBarWidth * static_cast<double>(n) / static_cast<double>(counts.total);
     out += fmt::format(
         "<rect class=\"f{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\"><title>{}: {} ({})</title></rect>",
-        verdict_number(s.verdict), x, y, w, height, to_string(s.verdict), with_commas(n), percent(n, counts.total));
+        verdict_index(s.verdict), x, y, w, height, to_string(s.verdict), with_commas(n), percent(n, counts.total));
     const std::string label = with_commas(n);
     if (numbers && w > 8.0 * static_cast<double>(label.size()) + 6) {
       out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"in\" fill=\"{}\">{}</text>", x + w / 2,
@@ -378,7 +370,7 @@ footer{color:var(--muted);padding:16px 20px;font-size:12px}
   // Per verdict: the cell and legend colours, the chart fill, and the rule that hides its cells when its filter
   // is off (a class on the table, so one toggle hides thousands of cells).
   for (const auto& s : kStyles) {
-    const size_t v = verdict_number(s.verdict);
+    const size_t v = verdict_index(s.verdict);
     css += fmt::format(
         ".v{0}{{background:{1};color:{2}}}.f{0}{{fill:{1}}}#matrix.h{0} td.v{0}:not(.w){{visibility:hidden}}\n", v,
         s.background, s.text);
@@ -637,7 +629,7 @@ std::string environment_html(const Results& run, const std::string& name, const 
 std::string legend_html() {
   std::string out = "<ul class=\"legend\">";
   for (const auto& s : kStyles) {
-    out += fmt::format("<li title=\"{3}\"><span class=\"sw v{0}\">{1}</span>{2}</li>", verdict_number(s.verdict),
+    out += fmt::format("<li title=\"{3}\"><span class=\"sw v{0}\">{1}</span>{2}</li>", verdict_index(s.verdict),
                        verdict_symbol(s.verdict), to_string(s.verdict), s.meaning);
   }
   return out + "</ul>\n";
@@ -745,7 +737,7 @@ std::string render_html(const std::vector<Results>& runs) {
   std::vector<Choice> choices;
   for (const auto& s : kStyles) {
     if (all.of(s.verdict) == 0) continue;
-    const size_t v = verdict_number(s.verdict);
+    const size_t v = verdict_index(s.verdict);
     choices.push_back({std::to_string(v), std::string(to_string(s.verdict)), all.of(s.verdict),
                        fmt::format("<span class=\"sw v{}\">{}</span>", v, verdict_symbol(s.verdict))});
   }

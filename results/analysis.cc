@@ -40,13 +40,6 @@ int offence(Verdict v) {
   }
 }
 
-size_t verdict_index(Verdict v) {
-  for (size_t i = 0; i < kAllVerdicts.size(); ++i) {
-    if (kAllVerdicts[i] == v) return i;
-  }
-  return 0;
-}
-
 }  // namespace
 
 std::string_view op_group(std::string_view op) {

@@ -26,6 +26,13 @@ std::optional<Verdict> parse_verdict(std::string_view name) {
   return std::nullopt;
 }
 
+size_t verdict_index(Verdict v) {
+  for (size_t i = 0; i < kAllVerdicts.size(); ++i) {
+    if (kAllVerdicts[i] == v) return i;
+  }
+  return 0;
+}
+
 Verdict worse(Verdict a, Verdict b) {
   return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
 }

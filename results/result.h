@@ -31,6 +31,8 @@ inline constexpr std::array<Verdict, 10> kAllVerdicts = {
 
 std::string_view to_string(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view name);
+// A verdict's position in kAllVerdicts (the order reports list verdicts in).
+size_t verdict_index(Verdict v);
 // The worse of two verdicts of one op x dtype (the worst sample decides).
 Verdict worse(Verdict a, Verdict b);
 
