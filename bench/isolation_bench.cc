@@ -6,6 +6,9 @@
 #include <stdexcept>
 #include <string>
 
+#include <ATen/ops/add.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -89,7 +92,21 @@ class WorkerProcess {
 
 const char* const kOps[] = {"aten::add.Tensor", "aten::sin", "aten::mm"};
 
+// The least a probe can be: two random 4x5 inputs, the op run twice (reference and "target"), the inputs copied for
+// the second run, allclose. What the audit's probe costs, in a worker or not, is measured against this.
+void BM_MinimalProbe(benchmark::State& state) {
+  for (auto _ : state) {
+    const at::Tensor a = at::randn({4, 5}), b = at::randn({4, 5});
+    const at::Tensor expected = at::add(a, b);
+    const at::Tensor a2 = a.clone(), b2 = b.clone();
+    const at::Tensor actual = at::add(a2, b2);
+    benchmark::DoNotOptimize(at::allclose(expected, actual));
+  }
+}
+BENCHMARK(BM_MinimalProbe)->Unit(benchmark::kMicrosecond);
+
 void BM_ProbeInProcess(benchmark::State& state) {
+  compat::install_cheap_stack_trace_fetcher();  // as workers do
   const Spec spec = load_spec(kSpec, all_ops());
   ProbeTarget target;
   target.name = "cpu";

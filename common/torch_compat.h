@@ -2,10 +2,12 @@
 // testing versions itself.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <c10/util/Exception.h>
+#include <c10/util/Logging.h>
 #include <torch/csrc/api/include/torch/version.h>
 
 #define MPS_AUDIT_TORCH_AT_LEAST(major, minor) \
@@ -43,5 +45,18 @@ class CollectingWarningHandler : public c10::WarningHandler {
 // c10::Allocator::allocate is const in 1.13 and not in 2.x, which also added copy_data: an allocator declares
 // both allocate() overloads and copy_data() without `override`, and whichever the base has is overridden
 // (see emu/mps_emulator.cc).
+
+// What a c10::Error carries instead of a C++ backtrace once install_cheap_stack_trace_fetcher() ran.
+inline constexpr const char* kNoBacktrace = "(backtrace not collected)";
+
+// Every c10::Error (TORCH_CHECK and the like) asks the process's stack-trace fetcher for a backtrace when it is
+// made; libtorch's default walks and, in 1.13, symbolizes the stack then, which costs far more than the error
+// itself. Probing throws one for every input a CPU kernel refuses, so workers replace it with one that returns a
+// constant; the messages the audit keeps come from what_without_backtrace(), which the fetcher does not touch.
+// The fetcher took std::function<std::string()> in 1.13; 2.x prefers a lazy c10::Backtrace and keeps a
+// std::string overload, which the explicit std::function picks.
+inline void install_cheap_stack_trace_fetcher() {
+  ::c10::SetStackTraceFetcher(std::function<std::string()>([] { return std::string(kNoBacktrace); }));
+}
 
 }  // namespace mps_audit::compat

@@ -1023,6 +1023,9 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
 #endif
   if (o.parent > 0 && ::getppid() != static_cast<pid_t>(o.parent)) return kExitOk;
   WorkQueue work;  // from here on, the input closing ends this process
+  // Failed synthesis attempts throw, and libtorch's own fetcher makes every throw expensive (see the function's
+  // comment). MPS_AUDIT_TORCH_BACKTRACES=1 keeps it, to measure what that costs.
+  if (!std::getenv("MPS_AUDIT_TORCH_BACKTRACES")) compat::install_cheap_stack_trace_fetcher();
   RunEnvironment env;
   env.torch_version = compat::kTorchVersion;
   if (o.target == "mps-emu") {
