@@ -90,6 +90,20 @@ TEST(Compare, MultipleOutputsNameTheOneThatDiffers) {
   EXPECT_EQ(compare_outputs(e, shorter, CompareMode::kValues).message, "1 outputs, the CPU gave 2");
 }
 
+TEST(Compare, NestedOutputsNameTheirPathOnce) {
+  // The prober wraps an operator's returns in a tuple, so a Tensor[] return is a list inside it.
+  const auto wrap = [](std::vector<at::Tensor> v) {
+    return c10::ivalue::Tuple::create({c10::IValue(c10::List<at::Tensor>(v))});
+  };
+  const Comparison c =
+      compare_outputs(wrap({floats({1}), floats({1, 2})}), wrap({floats({1}), floats({1, 3})}), CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.message.rfind("output 0[1]: 1 of 2 elements differ", 0), 0u) << c.message;
+  const Comparison shorter =
+      compare_outputs(wrap({floats({1}), floats({2})}), wrap({floats({1})}), CompareMode::kValues);
+  EXPECT_EQ(shorter.message, "output 0: 1 outputs, the CPU gave 2");
+}
+
 TEST(Compare, ScalarsAndNone) {
   EXPECT_TRUE(compare_outputs(c10::IValue(2.0), c10::IValue(2.0 + 1e-9), CompareMode::kValues).equal);
   EXPECT_FALSE(compare_outputs(c10::IValue(int64_t{2}), c10::IValue(int64_t{3}), CompareMode::kValues).equal);
