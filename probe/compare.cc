@@ -85,7 +85,11 @@ Comparison compare_tensors(const at::Tensor& named_e, const at::Tensor& named_a,
     return c;
   }
   // Sparse results are compared by their dense values.
-  const auto dense = [](const at::Tensor& t) { return t.layout() == c10::kStrided ? t : t.to_dense(); };
+  // Quantized results by the values they stand for.
+  const auto dense = [](const at::Tensor& t) {
+    const at::Tensor d = t.layout() == c10::kStrided ? t : t.to_dense();
+    return d.is_quantized() ? d.dequantize() : d;
+  };
   at::Tensor ee = dense(e).resolve_conj().resolve_neg().contiguous().reshape({-1});
   at::Tensor aa = dense(a).resolve_conj().resolve_neg().contiguous().reshape({-1});
   if (mode == CompareMode::kSorted && !e.is_complex() && e.scalar_type() != c10::ScalarType::Bool) {

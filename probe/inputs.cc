@@ -17,6 +17,7 @@
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/max_pool3d_with_indices.h>
+#include <ATen/ops/quantize_per_tensor.h>
 #include <ATen/ops/rand.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
@@ -80,8 +81,26 @@ class Maker {
   c10::IValue from_spec(const ArgSpec& a) {
     switch (a.kind) {
       case ArgSpec::Kind::kTensor: {
-        const auto type = a.dtype.empty() ? dtype_ : *parse_dtype(a.dtype);
-        return tensor(a.shape, type, a.domain, a.low, a.high, a.noncontiguous);
+        auto type = a.dtype.empty() ? dtype_ : *parse_dtype(a.dtype);
+        if (!a.quantized.empty()) type = c10::ScalarType::Float;  // quantized from float32 values
+        at::Tensor t = tensor(a.shape, type, a.domain, a.low, a.high, a.noncontiguous);
+        if (a.unique) {  // the spec checked that the values fit below high
+          t = at::randperm(static_cast<int64_t>(a.high), gen_, at::TensorOptions().dtype(c10::ScalarType::Long))
+                  .narrow(0, 0, t.numel())
+                  .view(t.sizes());
+        }
+        if (!a.quantized.empty()) {
+          const auto qtype = a.quantized == "qint8"    ? c10::ScalarType::QInt8
+                             : a.quantized == "quint8" ? c10::ScalarType::QUInt8
+                                                       : c10::ScalarType::QInt32;
+          t = at::quantize_per_tensor(t, a.scale, a.zero_point, qtype);
+        }
+        if (a.layout != "strided") {  // half the elements zero, so that the sparse tensor is sparse
+          t = t.mul(
+              at::randint(0, 2, t.sizes(), gen_, at::TensorOptions().dtype(c10::ScalarType::Long)).to(t.scalar_type()));
+          t = a.layout == "sparse_csr" ? t.to_sparse_csr() : t.to_sparse();
+        }
+        return t;
       }
       case ArgSpec::Kind::kTensorList: {
         c10::List<at::Tensor> list;
@@ -576,15 +595,29 @@ SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10
   in.name = twin_inputs.name;
   in.unsupported = twin_inputs.unsupported;
   if (!in.unsupported.empty()) return in;
+  // As the prober does for its reference: without a CPU kernel for a low-precision dtype, the twin runs in float32
+  // and its float32 returns stand for that dtype.
   std::vector<c10::IValue> returns;
-  try {
-    torch::jit::Stack stack;
-    for (const auto& v : twin_inputs.args) {
-      stack.push_back(map_tensors(v, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; }));
+  const bool low = dtype == c10::ScalarType::Half || dtype == c10::ScalarType::BFloat16;
+  for (const bool in_float32 : {false, true}) {
+    if (in_float32 && !low) break;
+    try {
+      torch::jit::Stack stack;
+      for (const auto& v : twin_inputs.args) {
+        stack.push_back(map_tensors(v, [&](const at::Tensor& t) {
+          if (!t.defined()) return t;
+          return in_float32 && t.scalar_type() == dtype ? t.to(c10::ScalarType::Float) : t.clone();
+        }));
+      }
+      twin.callBoxed(&stack);
+      for (const auto& r : stack) {
+        returns.push_back(!in_float32 ? r : map_tensors(r, [&](const at::Tensor& t) {
+          return t.defined() && t.scalar_type() == c10::ScalarType::Float ? t.to(dtype) : t;
+        }));
+      }
+      break;
+    } catch (const std::exception&) {  // the out= variant's own run will say what the CPU rejects
     }
-    twin.callBoxed(&stack);
-    returns.assign(stack.begin(), stack.end());
-  } catch (const std::exception&) {  // the out= variant's own run will say what the CPU rejects
   }
   std::map<std::string, c10::IValue> given;
   const auto& twin_args = twin.schema().arguments();

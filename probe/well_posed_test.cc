@@ -166,5 +166,41 @@ TEST(WellPosed, SolverInputsHaveABoundedConditionNumber) {
   EXPECT_LT(s.max().item<double>() / s.min().item<double>(), 100.0);
 }
 
+TEST(SpecSamples, UniqueIndicesQuantizedAndSparseTensorsTheCpuAccepts) {
+  const Spec spec = parse_spec(R"(
+ops:
+  aten::index_add:
+    samples:
+      - args: {self: {shape: [5, 4]}, dim: 0, index: {shape: [4], domain: index, high: 5, unique: true}, source: {shape: [4, 4]}}
+  aten::int_repr:
+    samples:
+      - args: {self: {shape: [3, 4], quantized: {dtype: quint8, scale: 0.25, zero_point: 3}}}
+  aten::_values:
+    samples:
+      - args: {self: {shape: [3, 4], layout: sparse_coo}}
+  aten::to_dense:
+    samples:
+      - args: {self: {shape: [3, 4], layout: sparse_csr}}
+)",
+                               "s.yaml", {"aten::index_add", "aten::int_repr", "aten::_values", "aten::to_dense"});
+  const auto run = [&](const char* name) {
+    const SampleInputs in = make_inputs(op(name).schema(), at::kFloat, spec, &spec.find(name)->samples[0], "k");
+    torch::jit::Stack stack = in.args;
+    op(name).callBoxed(&stack);
+    return std::make_pair(in, stack.at(0).toTensor());
+  };
+  EXPECT_TRUE(unique(run("aten::index_add").first.args[2].toTensor()));
+  const auto [q, repr] = run("aten::int_repr");
+  EXPECT_TRUE(q.args[0].toTensor().is_quantized());
+  EXPECT_EQ(q.args[0].toTensor().q_zero_point(), 3);
+  EXPECT_EQ(repr.scalar_type(), at::kByte);
+  const auto [coo, values] = run("aten::_values");
+  EXPECT_EQ(coo.args[0].toTensor().layout(), at::kSparse);
+  EXPECT_LT(values.numel(), 12);  // some elements are zero, so not stored
+  const auto [csr, dense] = run("aten::to_dense");
+  EXPECT_EQ(csr.args[0].toTensor().layout(), at::kSparseCsr);
+  EXPECT_EQ(dense.layout(), at::kStrided);
+}
+
 }  // namespace
 }  // namespace mps_audit
