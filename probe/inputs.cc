@@ -24,6 +24,7 @@
 #include <ATen/ops/randperm.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/zeros.h>
 #include <fmt/format.h>
 
 #include "common/ivalue_tensors.h"
@@ -353,17 +354,18 @@ void unique_indices(const c10::FunctionSchema& schema, const std::string& base, 
   if (base == "put" || base == "put_") {
     if (c10::IValue* index = find("index"); index && index->isTensor())
       *index = permuted(index->toTensor(), target.numel());
-  } else if (base.rfind("index_add", 0) == 0 || base.rfind("index_copy", 0) == 0) {
+  } else if (base.rfind("index_add", 0) == 0 || base.rfind("index_copy", 0) == 0 || base.rfind("index_fill", 0) == 0 ||
+             base.rfind("index_reduce", 0) == 0) {
     // A vector index as long as the source along dim (synthesis makes the index in the input's shape).
     c10::IValue* index = find("index");
     const c10::IValue* source = find("source");
     const auto d = dim_of();
     if (!index || !index->isTensor() || !d) return;
-    int64_t length = index->toTensor().numel();
+    const int64_t bound = target.dim() ? target.size(*d) : 1;
+    int64_t length = std::min(index->toTensor().numel(), bound);  // index_fill: no source
     if (source && source->isTensor() && source->toTensor().dim() == target.dim() && target.dim() > 0) {
       length = source->toTensor().size(*d);
     }
-    const int64_t bound = target.dim() ? target.size(*d) : 1;
     if (length <= bound) *index = at::randperm(bound, gen, long_options).narrow(0, 0, length);
   } else if (base.rfind("index_put", 0) == 0 || base.rfind("_index_put_impl", 0) == 0) {
     c10::IValue* indices = find("indices");
@@ -477,8 +479,11 @@ std::vector<Synthesis> synthesis_variants(const c10::FunctionSchema& schema) {
 WellPosed well_posed_rule(const std::string& base) {
   static const std::map<std::string, WellPosed> table = [] {
     std::map<std::string, WellPosed> t;
+    // index_fill and index_reduce give the same result with duplicates; they are here for a vector index, which
+    // synthesis (an index shaped like the input) does not make.
     for (const char* name : {"index_add", "index_add_", "index_copy", "index_copy_", "index_put", "index_put_",
-                             "_index_put_impl", "_index_put_impl_", "put", "put_", "scatter", "scatter_"}) {
+                             "_index_put_impl", "_index_put_impl_", "put", "put_", "scatter", "scatter_", "index_fill",
+                             "index_fill_", "index_reduce", "index_reduce_"}) {
       t[name] = WellPosed::kUniqueIndices;
     }
     for (const char* name :
@@ -638,9 +643,13 @@ SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10
     const c10::IValue r = next_return < returns.size() ? returns[next_return] : c10::IValue();
     ++next_return;
     const auto fallback = arg.name().find("indices") != std::string::npos ? c10::ScalarType::Long : dtype;
+    // Zeros of the return's shape: some out= variants copy into the out tensor without resizing it (alias_copy,
+    // expand_copy); without a return to go by, size 0, which the operator resizes.
     const auto empty_like_return = [&](const c10::IValue& v) {
-      const auto type = v.isTensor() && v.toTensor().defined() ? v.toTensor().scalar_type() : fallback;
-      return at::empty({0}, at::TensorOptions().dtype(type));
+      if (!v.isTensor() || !v.toTensor().defined()) return at::empty({0}, at::TensorOptions().dtype(fallback));
+      const at::Tensor t = v.toTensor();
+      if (t.layout() != c10::kStrided || t.is_quantized()) return at::empty({0}, t.options());
+      return at::zeros(t.sizes(), at::TensorOptions().dtype(t.scalar_type()));
     };
     if (arg.real_type()->str().rfind("Tensor[]", 0) == 0) {
       c10::List<at::Tensor> outs;
@@ -658,10 +667,9 @@ SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10
 SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtype, const Spec& spec,
                          const SampleSpec* sample, const std::string& seed_key, const Synthesis* how) {
   SampleInputs in;
-  if (!sample) {
-    if (auto twin = functional_twin(schema)) {
-      return out_variant_inputs(schema, *twin, make_inputs(twin->schema(), dtype, spec, nullptr, seed_key, how), dtype);
-    }
+  // A spec sample of an out= variant (or of its bare name) names the twin's arguments; the out tensors follow.
+  if (auto twin = functional_twin(schema)) {
+    return out_variant_inputs(schema, *twin, make_inputs(twin->schema(), dtype, spec, sample, seed_key, how), dtype);
   }
   const OpTraits op = traits_of(schema);
   const bool fill_optionals = !sample && how && how->fill_optionals;

@@ -44,9 +44,9 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
 std::optional<c10::OperatorHandle> functional_twin(const c10::FunctionSchema& schema);
 
 // The arguments of an out= variant from inputs of its functional twin: the twin's arguments by name, and for each
-// out argument an empty tensor (size 0: the operator resizes it) of the dtype of the twin's matching return, found
-// by running the twin on the CPU. When the twin rejects the inputs the out tensors get `dtype` (Long for indices),
-// and the CPU run of the out= variant will say why.
+// out argument a tensor of zeros of the dtype and shape of the twin's matching return, found by running the twin on
+// the CPU (size 0, which the operator resizes, for a sparse or quantized return). When the twin rejects the inputs the
+// out tensors get `dtype` (Long for indices), and the CPU run of the out= variant will say why.
 SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10::OperatorHandle& twin,
                                 const SampleInputs& twin_inputs, c10::ScalarType dtype);
 

@@ -81,7 +81,10 @@ TEST(OutVariants, GetInputsTheCpuAcceptsWithOutTensorsOfTheTwinsDtypes) {
   // eq writes booleans whatever its inputs' dtype.
   const SampleInputs eq = accepted_inputs(op("aten::eq", "Tensor_out"), at::kFloat);
   EXPECT_EQ(eq.args.back().toTensor().scalar_type(), at::kBool);
-  EXPECT_EQ(eq.args.back().toTensor().numel(), 0);  // the operator resizes it
+  EXPECT_EQ(eq.args.back().toTensor().sizes(), eq.args[0].toTensor().sizes());  // the return's shape
+  // An out= variant that copies into its out tensor without resizing it.
+  const SampleInputs expand = accepted_inputs(op("aten::expand_copy", "out"), at::kFloat);
+  EXPECT_GT(expand.args.back().toTensor().numel(), 0);
 }
 
 TEST(OutVariants, TwinInputsAreReusableForGivenInputs) {
