@@ -426,6 +426,7 @@ void make_well_posed(const c10::FunctionSchema& schema, const OpTraits& op, std:
     case WellPosed::kFromPooling: from_pooling(schema, op, args, dtype, gen); return;
     case WellPosed::kNonOverlapping:
       for (size_t i = 0; i < a.size() && i < args.size(); ++i) {
+        if (a[i].name() == "storage_offset" && args[i].isInt()) args[i] = int64_t{0};  // set_: within the storage
         if (a[i].name() != "size" || !args[i].isIntList()) continue;
         const std::vector<int64_t> size = args[i].toIntVector();
         std::vector<int64_t> stride(size.size(), 1);
@@ -536,7 +537,7 @@ WellPosed well_posed_rule(const std::string& base) {
                              "linalg_multi_dot"}) {
       t[name] = WellPosed::kWellConditioned;
     }
-    t["as_strided_scatter"] = WellPosed::kNonOverlapping;
+    t["as_strided_scatter"] = t["set_"] = WellPosed::kNonOverlapping;
     for (const char* name : {"max_unpool2d", "max_unpool3d"}) t[name] = WellPosed::kFromPooling;
     return t;
   }();
@@ -616,8 +617,14 @@ SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10
       }
       twin.callBoxed(&stack);
       for (const auto& r : stack) {
+        // ComplexFloat stands for ComplexHalf too (polar.out); bfloat16 has no complex type.
         returns.push_back(!in_float32 ? r : map_tensors(r, [&](const at::Tensor& t) {
-          return t.defined() && t.scalar_type() == c10::ScalarType::Float ? t.to(dtype) : t;
+          if (!t.defined()) return t;
+          if (t.scalar_type() == c10::ScalarType::Float) return t.to(dtype);
+          if (t.scalar_type() == c10::ScalarType::ComplexFloat && dtype == c10::ScalarType::Half) {
+            return at::empty({0}, at::TensorOptions().dtype(c10::ScalarType::ComplexHalf));
+          }
+          return t;
         }));
       }
       break;

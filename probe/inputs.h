@@ -56,7 +56,7 @@ enum class WellPosed {
   kUniqueIndices,    // writes by index: index_add, index_copy, index_put, put, scatter without reduction
   kSpd,              // symmetric (Hermitian) positive definite matrices: cholesky*, eigh, eigvalsh
   kWellConditioned,  // diagonally dominant matrices: solvers, inverses, decompositions, determinants
-  kNonOverlapping,   // as_strided_scatter: a contiguous stride for the size
+  kNonOverlapping,   // as_strided_scatter, set_: a contiguous stride for the size, storage offset 0
   kFromPooling,      // max_unpool*: values and indices of a max pooling with stride = kernel
 };
 WellPosed well_posed_rule(const std::string& base_name);

@@ -141,6 +141,15 @@ TEST(WellPosed, AsStridedScatterGetsAStrideThatDoesNotOverlap) {
   }
 }
 
+TEST(WellPosed, SetStaysWithinTheSourcesStorage) {
+  const auto& s = op("aten::set_", "source_Tensor_storage_offset").schema();
+  const Spec spec = empty_spec();
+  for (const Synthesis& how : synthesis_variants(s)) {
+    const SampleInputs in = make_inputs(s, at::kFloat, spec, nullptr, "k", &how);
+    EXPECT_EQ(in.args[position(s, "storage_offset")].toInt(), 0) << how.name;
+  }
+}
+
 TEST(WellPosed, PositiveDefiniteMatricesAreSymmetricAndFactorize) {
   at::Generator gen = at::detail::createCPUGenerator(7);
   for (const auto type : {at::kFloat, at::kDouble, at::kComplexFloat}) {
