@@ -7,6 +7,7 @@
 #include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/quantize_per_tensor.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/view_as_complex.h>
 #include <gtest/gtest.h>
@@ -88,6 +89,14 @@ TEST(Compare, MultipleOutputsNameTheOneThatDiffers) {
   EXPECT_EQ(c.message.rfind("output 1: ", 0), 0u) << c.message;
   const c10::IValue shorter = c10::ivalue::Tuple::create({floats({1})});
   EXPECT_EQ(compare_outputs(e, shorter, CompareMode::kValues).message, "1 outputs, the CPU gave 2");
+}
+
+TEST(Compare, QuantizedResultsByTheValuesTheyStandFor) {
+  const auto q = [](std::vector<float> v) { return at::quantize_per_tensor(floats(v), 0.5, 2, at::kQUInt8); };
+  EXPECT_TRUE(compare_outputs(q({1, 2, 3}), q({1, 2, 3}), CompareMode::kValues).equal);
+  const Comparison c = compare_outputs(q({1, 2, 3}), q({1, 2, 4}), CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.first_mismatch, "[2]");
 }
 
 TEST(Compare, NestedOutputsNameTheirPathOnce) {
