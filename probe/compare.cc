@@ -85,7 +85,11 @@ Comparison compare_tensors(const at::Tensor& named_e, const at::Tensor& named_a,
     return c;
   }
   // Sparse results are compared by their dense values.
-  const auto dense = [](const at::Tensor& t) { return t.layout() == c10::kStrided ? t : t.to_dense(); };
+  // Quantized results by the values they stand for.
+  const auto dense = [](const at::Tensor& t) {
+    const at::Tensor d = t.layout() == c10::kStrided ? t : t.to_dense();
+    return d.is_quantized() ? d.dequantize() : d;
+  };
   at::Tensor ee = dense(e).resolve_conj().resolve_neg().contiguous().reshape({-1});
   at::Tensor aa = dense(a).resolve_conj().resolve_neg().contiguous().reshape({-1});
   if (mode == CompareMode::kSorted && !e.is_complex() && e.scalar_type() != c10::ScalarType::Bool) {
@@ -192,8 +196,21 @@ Tolerance default_tolerance(c10::ScalarType type) {
   }
 }
 
-Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actual, CompareMode mode,
-                           const Tolerance* tolerance_override, const IndexSource* indices) {
+namespace {
+
+// The path of a nested output in messages: "output 1" at the top, "output 1[0]" for an element of a list in it.
+std::string child_path(const std::string& path, size_t i) {
+  return path.empty() ? fmt::format("output {}", i) : fmt::format("{}[{}]", path, i);
+}
+
+// Prefixes a leaf comparison's message with where the leaf is; nested ones already carry their path.
+Comparison at_path(Comparison c, const std::string& path) {
+  if (!c.equal && !path.empty()) c.message = path + ": " + c.message;
+  return c;
+}
+
+Comparison compare_at(const c10::IValue& expected, const c10::IValue& actual, CompareMode mode,
+                      const Tolerance* tolerance_override, const IndexSource* indices, const std::string& path) {
   Comparison c;
   if (mode == CompareMode::kIndicesByValues && indices && indices->input.defined()) {
     const auto is_index = [&](size_t i) {
@@ -201,7 +218,7 @@ Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actua
       return std::find(io.begin(), io.end(), i) != io.end();
     };
     if (expected.isTensor() && actual.isTensor() && is_index(0)) {
-      return compare_indices(expected.toTensor(), actual.toTensor(), *indices, tolerance_override);
+      return at_path(compare_indices(expected.toTensor(), actual.toTensor(), *indices, tolerance_override), path);
     }
     if (expected.isTuple() && actual.isTuple()) {
       const auto& ev = expected.toTupleRef().elements();
@@ -210,9 +227,10 @@ Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actua
         for (size_t i = 0; i < ev.size(); ++i) {
           merge(c,
                 is_index(i) && ev[i].isTensor() && av[i].isTensor()
-                    ? compare_indices(ev[i].toTensor(), av[i].toTensor(), *indices, tolerance_override)
-                    : compare_outputs(ev[i], av[i], CompareMode::kValues, tolerance_override),
-                fmt::format("output {}", i));
+                    ? at_path(compare_indices(ev[i].toTensor(), av[i].toTensor(), *indices, tolerance_override),
+                              child_path(path, i))
+                    : compare_at(ev[i], av[i], CompareMode::kValues, tolerance_override, nullptr, child_path(path, i)),
+                "");
         }
         return c;
       }
@@ -220,7 +238,7 @@ Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actua
     mode = CompareMode::kValues;
   }
   if (expected.isTensor() && actual.isTensor()) {
-    return compare_tensors(expected.toTensor(), actual.toTensor(), mode, tolerance_override);
+    return at_path(compare_tensors(expected.toTensor(), actual.toTensor(), mode, tolerance_override), path);
   }
   if ((expected.isTuple() && actual.isTuple()) || (expected.isList() && actual.isList())) {
     const auto ev = expected.isTuple() ? expected.toTupleRef().elements().vec() : expected.toList().vec();
@@ -228,10 +246,10 @@ Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actua
     if (ev.size() != av.size()) {
       c.equal = false;
       c.message = fmt::format("{} outputs, the CPU gave {}", av.size(), ev.size());
-      return c;
+      return at_path(c, path);
     }
     for (size_t i = 0; i < ev.size(); ++i) {
-      merge(c, compare_outputs(ev[i], av[i], mode, tolerance_override), fmt::format("output {}", i));
+      merge(c, compare_at(ev[i], av[i], mode, tolerance_override, nullptr, child_path(path, i)), "");
     }
     return c;
   }
@@ -239,18 +257,25 @@ Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actua
   if (expected.tagKind() != actual.tagKind()) {
     c.equal = false;
     c.message = fmt::format("a {}, the CPU gave a {}", actual.tagKind(), expected.tagKind());
-    return c;
+    return at_path(c, path);
   }
   if (mode == CompareMode::kShape) return c;
   if (expected.isDouble() || expected.isComplexDouble() || (expected.isScalar() && actual.isScalar())) {
     const at::Tensor e = at::scalar_to_tensor(expected.toScalar()), a = at::scalar_to_tensor(actual.toScalar());
-    return compare_tensors(e, a.to(e.scalar_type()), mode, tolerance_override);
+    return at_path(compare_tensors(e, a.to(e.scalar_type()), mode, tolerance_override), path);
   }
   if (expected.isString() && expected.toStringRef() != actual.toStringRef()) {
     c.equal = false;
     c.message = fmt::format("'{}', the CPU gave '{}'", actual.toStringRef(), expected.toStringRef());
   }
-  return c;
+  return at_path(c, path);
+}
+
+}  // namespace
+
+Comparison compare_outputs(const c10::IValue& expected, const c10::IValue& actual, CompareMode mode,
+                           const Tolerance* tolerance_override, const IndexSource* indices) {
+  return compare_at(expected, actual, mode, tolerance_override, indices, "");
 }
 
 }  // namespace mps_audit

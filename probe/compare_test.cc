@@ -7,6 +7,7 @@
 #include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/quantize_per_tensor.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/view_as_complex.h>
 #include <gtest/gtest.h>
@@ -88,6 +89,28 @@ TEST(Compare, MultipleOutputsNameTheOneThatDiffers) {
   EXPECT_EQ(c.message.rfind("output 1: ", 0), 0u) << c.message;
   const c10::IValue shorter = c10::ivalue::Tuple::create({floats({1})});
   EXPECT_EQ(compare_outputs(e, shorter, CompareMode::kValues).message, "1 outputs, the CPU gave 2");
+}
+
+TEST(Compare, QuantizedResultsByTheValuesTheyStandFor) {
+  const auto q = [](std::vector<float> v) { return at::quantize_per_tensor(floats(v), 0.5, 2, at::kQUInt8); };
+  EXPECT_TRUE(compare_outputs(q({1, 2, 3}), q({1, 2, 3}), CompareMode::kValues).equal);
+  const Comparison c = compare_outputs(q({1, 2, 3}), q({1, 2, 4}), CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.first_mismatch, "[2]");
+}
+
+TEST(Compare, NestedOutputsNameTheirPathOnce) {
+  // The prober wraps an operator's returns in a tuple, so a Tensor[] return is a list inside it.
+  const auto wrap = [](std::vector<at::Tensor> v) {
+    return c10::ivalue::Tuple::create({c10::IValue(c10::List<at::Tensor>(v))});
+  };
+  const Comparison c =
+      compare_outputs(wrap({floats({1}), floats({1, 2})}), wrap({floats({1}), floats({1, 3})}), CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.message.rfind("output 0[1]: 1 of 2 elements differ", 0), 0u) << c.message;
+  const Comparison shorter =
+      compare_outputs(wrap({floats({1}), floats({2})}), wrap({floats({1})}), CompareMode::kValues);
+  EXPECT_EQ(shorter.message, "output 0: 1 outputs, the CPU gave 2");
 }
 
 TEST(Compare, ScalarsAndNone) {

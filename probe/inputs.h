@@ -2,6 +2,7 @@
 // argument's default, else synthesized from its type in the schema.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,32 @@ std::vector<Synthesis> synthesis_variants(const c10::FunctionSchema& schema);
 // Deterministic: the values depend only on op, dtype and sample name. `how` applies when `sample` is null.
 SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtype, const Spec& spec,
                          const SampleSpec* sample, const std::string& seed_key, const Synthesis* how = nullptr);
+
+// The functional twin of an out= variant (a schema with kwarg-only Tensor arguments it writes): the overload of the
+// same name that writes nothing and whose arguments are the out= variant's others, by name and type
+// (add.out -> add.Tensor, max.dim_max -> max.dim). Nullopt for other schemas, or when there is none.
+std::optional<c10::OperatorHandle> functional_twin(const c10::FunctionSchema& schema);
+
+// The arguments of an out= variant from inputs of its functional twin: the twin's arguments by name, and for each
+// out argument a tensor of zeros of the dtype and shape of the twin's matching return, found by running the twin on
+// the CPU (size 0, which the operator resizes, for a sparse or quantized return). When the twin rejects the inputs the
+// out tensors get `dtype` (Long for indices), and the CPU run of the out= variant will say why.
+SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10::OperatorHandle& twin,
+                                const SampleInputs& twin_inputs, c10::ScalarType dtype);
+
+// Operators whose synthesized inputs are adjusted to make the result well defined (see docs/synthesis.md).
+enum class WellPosed {
+  kNone,
+  kUniqueIndices,    // writes by index: index_add, index_copy, index_put, put, scatter without reduction
+  kSpd,              // symmetric (Hermitian) positive definite matrices: cholesky*, eigh, eigvalsh
+  kWellConditioned,  // diagonally dominant matrices: solvers, inverses, decompositions, determinants
+  kNonOverlapping,   // as_strided_scatter, set_: a contiguous stride for the size, storage offset 0
+  kFromPooling,      // max_unpool*: values and indices of a max pooling with stride = kernel
+};
+WellPosed well_posed_rule(const std::string& base_name);
+
+// Well-posed tensors, made in float64 and cast to `type`, of shape [..., m, n].
+at::Tensor spd_matrix(const std::vector<int64_t>& shape, c10::ScalarType type, at::Generator& gen);
+at::Tensor well_conditioned_matrix(const std::vector<int64_t>& shape, c10::ScalarType type, at::Generator& gen);
 
 }  // namespace mps_audit

@@ -1,6 +1,7 @@
 // opspec.yaml loader and validator (yaml-cpp).
 #include "probe/spec.h"
 
+#include <cstdint>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -48,6 +49,33 @@ class Reader {
   std::string scalar(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail(n, fmt::format("{} must be a single value", what));
     return n.Scalar();
+  }
+
+  bool boolean(const YAML::Node& n, const char* what) const {
+    bool value = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, value)) fail(n, fmt::format("{} must be true or false", what));
+    return value;
+  }
+
+  // quantized: {dtype: quint8, scale: 0.1, zero_point: 3}: the tensor is made in float32 and quantized per tensor.
+  void quantized(const YAML::Node& n, ArgSpec& a) const {
+    check_keys(n, {"dtype", "scale", "zero_point"}, "quantized");
+    if (!n["dtype"]) fail(n, "quantized needs a dtype (qint8, quint8 or qint32)");
+    a.quantized = scalar(n["dtype"], "dtype");
+    static const std::vector<std::string> kTypes = {"qint8", "quint8", "qint32"};
+    if (std::find(kTypes.begin(), kTypes.end(), a.quantized) == kTypes.end()) {
+      fail(n["dtype"], fmt::format("unknown quantized dtype '{}'{}", a.quantized, did_you_mean(a.quantized, kTypes)));
+    }
+    if (n["scale"]) a.scale = number<double>(n["scale"], "scale");
+    if (!(a.scale > 0)) fail(n["scale"] ? n["scale"] : n, "scale must be positive");
+    if (n["zero_point"]) a.zero_point = number<int64_t>(n["zero_point"], "zero_point");
+    const int64_t lo = a.quantized == "quint8" ? 0 : a.quantized == "qint8" ? -128 : INT32_MIN;
+    const int64_t hi = a.quantized == "quint8" ? 255 : a.quantized == "qint8" ? 127 : INT32_MAX;
+    if (a.zero_point < lo || a.zero_point > hi) {
+      fail(n["zero_point"],
+           fmt::format("zero_point {} is outside {}'s range [{}, {}]", a.zero_point, a.quantized, lo, hi));
+    }
+    if (a.layout != "strided") fail(n, "a quantized tensor must be strided");
   }
 
   template <typename T>
@@ -136,7 +164,8 @@ class Reader {
         for (const auto& t : n["tensors"]) a.tensors.push_back(arg(t, depth + 1));
         return a;
       }
-      check_keys(n, {"shape", "domain", "low", "high", "dtype", "noncontiguous"}, "a tensor argument");
+      check_keys(n, {"shape", "domain", "low", "high", "dtype", "noncontiguous", "unique", "layout", "quantized"},
+                 "a tensor argument");
       a.kind = ArgSpec::Kind::kTensor;
       if (!n["shape"]) fail(n, "a tensor argument needs a shape");
       a.shape = shape(n["shape"]);
@@ -154,7 +183,26 @@ class Reader {
         if (a.domain != "index" || a.high <= 0) fail(n, fmt::format("domain '{}' needs low < high", a.domain));
       }
       if (n["dtype"]) a.dtype = dtype(n["dtype"]);
-      if (n["noncontiguous"]) a.noncontiguous = n["noncontiguous"].as<bool>(false);
+      if (n["noncontiguous"]) a.noncontiguous = boolean(n["noncontiguous"], "noncontiguous");
+      if (n["unique"]) {
+        a.unique = boolean(n["unique"], "unique");
+        if (a.unique && a.domain != "index") fail(n["unique"], "unique needs domain 'index'");
+        int64_t numel = 1;
+        for (const int64_t size : a.shape) numel *= size;
+        if (a.unique && static_cast<double>(numel) > a.high) {
+          fail(n["unique"], fmt::format("{} unique indices do not fit below high={:g}", numel, a.high));
+        }
+      }
+      if (n["layout"]) {
+        a.layout = scalar(n["layout"], "layout");
+        static const std::vector<std::string> kLayouts = {"strided", "sparse_coo", "sparse_csr"};
+        if (std::find(kLayouts.begin(), kLayouts.end(), a.layout) == kLayouts.end()) {
+          fail(n["layout"], fmt::format("unknown layout '{}'{}", a.layout, did_you_mean(a.layout, kLayouts)));
+        }
+        if (a.layout == "sparse_csr" && a.shape.size() != 2) fail(n["layout"], "layout sparse_csr needs a 2-d shape");
+        if (a.layout != "strided" && a.noncontiguous) fail(n["layout"], "a sparse tensor cannot be noncontiguous");
+      }
+      if (n["quantized"]) quantized(n["quantized"], a);
       return a;
     }
     if (n.IsSequence()) {

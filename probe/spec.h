@@ -23,6 +23,11 @@ struct ArgSpec {
   double low = 0, high = 1;       // uniform/int/index bounds (index: [0, high))
   std::string dtype;
   bool noncontiguous = false;
+  bool unique = false;             // domain index: distinct values (the first of a permutation of [0, high))
+  std::string layout = "strided";  // strided, sparse_coo, sparse_csr (2-d): half the elements zero
+  std::string quantized;           // empty, or the quantized dtype: qint8, quint8, qint32 (per tensor)
+  double scale = 0.1;              // quantized: scale and zero point of quantize_per_tensor
+  int64_t zero_point = 0;
   std::vector<ArgSpec> tensors;  // kTensorList
   bool b = false;
   int64_t i = 0;

@@ -86,6 +86,28 @@ ops:
   EXPECT_FALSE(sin->xfail[1].applies("cpu", "float32", 0, "2.11.0"));  // a macOS condition needs a macOS
 }
 
+TEST(Spec, ReadsUniqueIndicesLayoutsAndQuantizedTensors) {
+  const Spec s = parse_spec(R"(
+ops:
+  sin:
+    samples:
+      - args: {self: {shape: [3], domain: index, high: 5, unique: true}}
+      - args: {self: {shape: [2, 3], layout: sparse_csr}}
+      - args: {self: {shape: [4], quantized: {dtype: quint8, scale: 0.25, zero_point: 3}}}
+)",
+                            "s.yaml", kOps);
+  const auto& samples = s.find("aten::sin")->samples;
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_TRUE(samples[0].args.at("self").unique);
+  EXPECT_EQ(samples[0].args.at("self").layout, "strided");
+  EXPECT_EQ(samples[1].args.at("self").layout, "sparse_csr");
+  const ArgSpec& q = samples[2].args.at("self");
+  EXPECT_EQ(q.quantized, "quint8");
+  EXPECT_DOUBLE_EQ(q.scale, 0.25);
+  EXPECT_EQ(q.zero_point, 3);
+  EXPECT_TRUE(samples[0].args.at("self").quantized.empty());
+}
+
 TEST(Spec, ComparesVersionsNumerically) {
   EXPECT_LT(compare_versions("2.9", "2.10"), 0);
   EXPECT_EQ(compare_versions("2.1", "2.1.0"), 0);
@@ -123,6 +145,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"BadDomain", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], domain: posit}}}]\n", 3, 50,
                  "unknown domain 'posit'"},
         BadInput{"Version", "version: 2\n", 1, 10, "only version 1"},
+        BadInput{"UniqueWithoutIndex", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], unique: true}}}]\n", 3,
+                 50, "unique needs domain 'index'"},
+        BadInput{"UniqueTooMany",
+                 "ops:\n  sin:\n    samples: [{args: {self: {shape: [6], domain: index, high: 5, unique: true}}}]\n", 3,
+                 74, "6 unique indices do not fit below high=5"},
+        BadInput{"BadLayout", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], layout: sparse}}}]\n", 3, 50,
+                 "unknown layout 'sparse'"},
+        BadInput{"CsrNot2d", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], layout: sparse_csr}}}]\n", 3, 50,
+                 "layout sparse_csr needs a 2-d shape"},
+        BadInput{"QuantizedDtype",
+                 "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], quantized: {dtype: qint16}}}}]\n", 3, 61,
+                 "unknown quantized dtype 'qint16'"},
+        BadInput{"QuantizedScale",
+                 "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], quantized: {dtype: qint8, scale: 0}}}}]\n", 3,
+                 75, "scale must be positive"},
+        BadInput{"QuantizedZeroPoint",
+                 "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], quantized: {dtype: quint8, zero_point: "
+                 "-1}}}}]\n",
+                 3, 81, "zero_point -1 is outside quint8's range [0, 255]"},
         BadInput{"MacosRange", "ops:\n  sin:\n    xfail: [{reason: r, macos: {min: 15, max: 14}}]\n", 3, 32,
                  "macos: min is above max"},
         BadInput{"TorchVersion", "ops:\n  sin:\n    skip: [{reason: r, torch: {min: two}}]\n", 3, 37,
