@@ -102,6 +102,11 @@ nlohmann::json to_json(const RunEnvironment& env) {
           {"emulator", env.emulator},
           {"spec", env.spec},
           {"spec_hash", env.spec_hash},
+          {"samples",
+           {{"path", env.samples},
+            {"hash", env.samples_hash},
+            {"calls", env.samples_calls},
+            {"dropped", env.samples_dropped}}},
           {"mps",
            {{"built", env.mps_built},
             {"available", env.mps_available},
@@ -125,6 +130,12 @@ RunEnvironment run_environment_from_json(const nlohmann::json& j) {
   env.emulator = j.value("emulator", "");
   env.spec = j.value("spec", "");
   env.spec_hash = j.value("spec_hash", "");
+  if (const auto s = j.find("samples"); s != j.end() && s->is_object()) {
+    env.samples = s->value("path", "");
+    env.samples_hash = s->value("hash", "");
+    env.samples_calls = s->value("calls", size_t{0});
+    env.samples_dropped = s->value("dropped", size_t{0});
+  }
   if (const auto mps = j.find("mps"); mps != j.end() && mps->is_object()) {
     env.mps_built = mps->value("built", false);
     env.mps_available = mps->value("available", false);

@@ -9,6 +9,7 @@
 import argparse
 import json
 import os
+import pickle
 import sys
 import time
 import warnings
@@ -25,6 +26,48 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32
 # What torch.save and libtorch's reader both handle (not complex32, quantized or unsigned dtypes beyond uint8).
 SAVED_DTYPES = set(DTYPES) | {torch.float64, torch.complex128}
 GRAD_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.complex64}
+
+
+class _BatchedPickler(pickle._Pickler):
+    """Writes every list and dict with APPENDS and SETITEMS, and big ints as 8-byte LONG1: libtorch's unpickler
+    (torch::jit::pickle_load, at least in 1.13) knows no APPEND or SETITEM, which Python's pickler uses for a list
+    or dict of one item, and reads LONG1 of 8 bytes only."""
+
+    def save_long(self, obj):  # libtorch reads LONG1 of 8 bytes only
+        if -2**31 <= obj < 2**31:
+            return pickle._Pickler.save_long(self, obj)
+        self.write(pickle.LONG1 + b"\x08" + obj.to_bytes(8, "little", signed=True))
+
+    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch[int] = save_long
+
+    def _batch_appends(self, items, *rest):
+        items = list(items)
+        if items:
+            self.write(pickle.MARK)
+            for x in items:
+                self.save(x)
+            self.write(pickle.APPENDS)
+
+    def _batch_setitems(self, items, *rest):
+        items = list(items)
+        if items:
+            self.write(pickle.MARK)
+            for k, v in items:
+                self.save(k)
+                self.save(v)
+            self.write(pickle.SETITEMS)
+
+
+class _PickleModule:
+    """What torch.save needs of a pickle module."""
+    Pickler = _BatchedPickler
+    Unpickler = pickle.Unpickler
+    dump = staticmethod(pickle.dump)
+    dumps = staticmethod(pickle.dumps)
+    load = staticmethod(pickle.load)
+    loads = staticmethod(pickle.loads)
+    __name__ = "pickle"
 
 
 class Drop(Exception):
@@ -71,6 +114,8 @@ class State:
         self.dropped = Counter()
 
     def encode(self, v):
+        if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**63:
+            raise Drop("int beyond int64")
         if v is None or isinstance(v, (bool, int, float, str)):
             return v
         if isinstance(v, torch.Tensor):
@@ -236,7 +281,8 @@ def main():
                         run_sample(op, s, backward)
                 except Exception as e:
                     opinfo_errors["sample raised " + type(e).__name__] += 1
-    torch.save({"format": FORMAT, "torch": torch.__version__.split("+")[0], "calls": state.calls}, opts.out)
+    torch.save({"format": FORMAT, "torch": torch.__version__.split("+")[0], "calls": state.calls}, opts.out,
+               pickle_module=_PickleModule)
 
     manifest = {
         "format": FORMAT,
