@@ -1,6 +1,7 @@
 // Reads the recordings of tools/record_samples.py and turns each call into arguments for the linked libtorch.
 #include "probe/recorded_samples.h"
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <variant>
@@ -72,8 +73,8 @@ std::optional<c10::IValue> convert(const c10::IValue& v, const c10::TypePtr& typ
       // The recorded CPU device as the default, as synthesis leaves it: the inputs, not a device argument, say
       // where a probe runs.
       if (type->castRaw<c10::OptionalType>()->getElementType()->kind() == K::DeviceObjType) {
-        if (const auto t = tagged(v); t && t->first == "device" && t->second.isString() &&
-                                      t->second.toStringRef() == "cpu") {
+        if (const auto t = tagged(v);
+            t && t->first == "device" && t->second.isString() && t->second.toStringRef() == "cpu") {
           return c10::IValue();
         }
       }
@@ -163,9 +164,16 @@ std::variant<std::vector<c10::IValue>, std::string> fit(const c10::FunctionSchem
 }
 
 std::vector<c10::IValue> own_copies(const std::vector<c10::IValue>& args, std::optional<c10::ScalarType> from,
-                                    c10::ScalarType to) {
+                                    c10::ScalarType to, const std::vector<size_t>& dtype_args = {}) {
   std::vector<c10::IValue> out;
-  for (const auto& a : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::IValue& a = args[i];
+    // A dtype argument of the recorded dtype (a factory's, a reduction's) asks for the probed one too.
+    if (from && std::find(dtype_args.begin(), dtype_args.end(), i) != dtype_args.end() && a.isInt() &&
+        a.toInt() == static_cast<int64_t>(*from)) {
+      out.emplace_back(static_cast<int64_t>(to));
+      continue;
+    }
     out.push_back(map_tensors(a, [&](const at::Tensor& t) {
       if (!t.defined()) return t;
       if (from && t.scalar_type() == *from) return t.to(to).clone();
@@ -224,7 +232,43 @@ Recordings Recordings::load(const std::string& path) {
       drop(*why);
       continue;
     }
+    // A float64 tensor or dtype in a call of another dtype (vector_norm(dtype=float64) of a float32 tensor) would
+    // make the probe of that dtype about float64, which MPS does not have.
+    const std::string label = dtype->value().toStringRef();
+    if (label != "float64" && label != "complex128") {
+      bool wide = false;
+      const auto& arguments = handle->schema().arguments();
+      const auto& values = std::get<0>(fitted);
+      for (size_t i = 0; i < arguments.size(); ++i) {
+        c10::TypePtr t = arguments[i].real_type();
+        if (t->kind() == c10::TypeKind::OptionalType) t = t->castRaw<c10::OptionalType>()->getElementType();
+        if (t->kind() == c10::TypeKind::ScalarTypeType && values[i].isInt()) {
+          const auto s = static_cast<c10::ScalarType>(values[i].toInt());
+          wide = wide || s == c10::ScalarType::Double || s == c10::ScalarType::ComplexDouble;
+        }
+        map_tensors(values[i], [&](const at::Tensor& x) {
+          if (x.defined()) {
+            wide =
+                wide || x.scalar_type() == c10::ScalarType::Double || x.scalar_type() == c10::ScalarType::ComplexDouble;
+          }
+          return x;
+        });
+      }
+      if (wide) {
+        drop("float64 in a call of another dtype");
+        continue;
+      }
+    }
     ++r.summary_.kept;
+    if (!r.dtype_args_.count(name)) {
+      auto& indices = r.dtype_args_[name];
+      const auto& arguments = handle->schema().arguments();
+      for (size_t i = 0; i < arguments.size(); ++i) {
+        c10::TypePtr t = arguments[i].real_type();
+        if (t->kind() == c10::TypeKind::OptionalType) t = t->castRaw<c10::OptionalType>()->getElementType();
+        if (t->kind() == c10::TypeKind::ScalarTypeType) indices.push_back(i);
+      }
+    }
     r.calls_[name][dtype->value().toStringRef()].push_back(std::move(std::get<0>(fitted)));
   }
   return r;
@@ -253,7 +297,8 @@ std::vector<RecordedSample> Recordings::samples(const std::string& op, const std
   const auto from = parse_dtype(order.front());
   for (const auto& args : calls) {
     if (out.size() >= max) break;
-    out.push_back({fmt::format("recorded:{}:from-{}", out.size(), order.front()), own_copies(args, from, *to)});
+    out.push_back({fmt::format("recorded:{}:from-{}", out.size(), order.front()),
+                   own_copies(args, from, *to, dtype_args_.at(op))});
   }
   return out;
 }

@@ -41,6 +41,7 @@ class Recordings {
   RecordingsSummary summary_;
   // op -> dtype label -> calls, each its arguments in schema order
   std::unordered_map<std::string, std::map<std::string, std::vector<std::vector<c10::IValue>>>> calls_;
+  std::unordered_map<std::string, std::vector<size_t>> dtype_args_;  // op -> positions of its ScalarType arguments
 };
 
 // The linked libtorch's shipped recordings: data/pytorch-<version>/samples.pt under $MPS_AUDIT_DATA_DIR, else

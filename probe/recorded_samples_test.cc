@@ -83,6 +83,9 @@ TEST(Recordings, DropsAndCountsTheCallsThatDoNotFitTheLinkedLibtorch) {
   EXPECT_EQ(add[0].name, "recorded:0:from-float32");
   EXPECT_EQ(add[0].args[0].toTensor().scalar_type(), c10::ScalarType::Int);
   EXPECT_EQ(add[0].args[2].toInt(), 2);
+  const auto sum_int = r.samples("aten::sum", "int64");  // the dtype argument follows the probed dtype
+  ASSERT_EQ(sum_int.size(), 1u);
+  EXPECT_EQ(sum_int[0].args[1].toInt(), static_cast<int64_t>(c10::ScalarType::Long));
   add[0].args[0].toTensor().fill_(7);
   EXPECT_EQ(r.samples("aten::add.Tensor", "float32")[0].args[0].toTensor()[0][0].item<float>(), 0.0f);
 }
