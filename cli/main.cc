@@ -114,6 +114,8 @@ int main(int argc, char** argv) {
   run->add_flag("!--no-progress", run_opts.progress, "No progress line");
   run->add_flag("--resume", run_opts.resume,
                 "Continue the interrupted run in --out (same flags): probes it recorded are not run again");
+  run->add_option("--samples", run_opts.samples,
+                  "Recorded samples to replay (tools/record_samples.py), or 'none' (default: the linked release's)");
   run->add_option("--shard", run_opts.shard, "K/N: run the K-th of N balanced slices of the plan (see merge)");
 
   MergeOptions merge_opts;
@@ -185,6 +187,7 @@ int main(int argc, char** argv) {
   worker->add_option("--parent", worker_opts.parent);
   worker->add_option("--emu-release", worker_opts.emu_release);
   worker->add_option("--emu-macos", worker_opts.emu_macos);
+  worker->add_option("--samples", worker_opts.samples);
 
   try {
     app.parse(argc, argv);

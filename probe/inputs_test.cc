@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "probe/probe_op.h"
+#include "probe/recorded_samples.h"
 
 namespace mps_audit {
 namespace {
@@ -104,7 +105,9 @@ TEST(Inputs, BackwardOperatorsTakeTheirArgumentsFromARunOfTheForward) {
   EXPECT_EQ(in.args[0].toTensor().sizes(), c10::IntArrayRef({2, 3, 2, 2}));
   EXPECT_EQ(in.args[2].toIntVector(), (std::vector<int64_t>{2, 3, 4, 4}));
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  set_recordings_choice("none");  // synthesis, not the recorded OpInfo calls
   const ProbeResult r = probe_op(cpu, spec_with(""), "aten::max_pool2d_with_indices_backward", "float32");
+  set_recordings_choice("");
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
   EXPECT_EQ(r.sample.rfind("from-forward:", 0), 0u) << r.sample;
 }
@@ -124,7 +127,9 @@ TEST(Inputs, StringsListsOfScalarsIndexListsAndDimensionNames) {
 TEST(ProbeOp, CpuSelfCheckPassesAndSkipsSayWhy) {
   const Spec spec = spec_with("ops:\n  aten::sin: {xfail: [{reason: demo, targets: [cpu]}]}\n");
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  set_recordings_choice("none");  // synthesized inputs: one sample
   const ProbeResult add = probe_op(cpu, spec, "aten::add.Tensor", "float32");
+  set_recordings_choice("");
   EXPECT_EQ(add.verdict, Verdict::kPass) << add.message;
   EXPECT_EQ(add.samples, 1);
   const ProbeResult sin = probe_op(cpu, spec, "aten::sin", "float32");
@@ -139,7 +144,9 @@ TEST(ProbeOp, AReferenceThatDiffersFromItselfIsNoReference) {
   // randn compared by value: every CPU run draws other numbers, so a mismatch says nothing about the target.
   const Spec spec = parse_spec("ops:\n  aten::randn: {compare: values}\n", "s.yaml", {"aten::randn"});
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  set_recordings_choice("none");  // the synthesized size, not a recorded one
   const ProbeResult r = probe_op(cpu, spec, "aten::randn", "float32");
+  set_recordings_choice("");
   EXPECT_EQ(r.verdict, Verdict::kSkip);
   EXPECT_EQ(skip_reason(r), "cpu_unstable") << r.message;
 }

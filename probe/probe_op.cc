@@ -16,6 +16,7 @@
 #include "probe/dispatch_trace.h"
 #include "probe/dtypes.h"
 #include "probe/inputs.h"
+#include "probe/recorded_samples.h"
 
 namespace mps_audit {
 namespace {
@@ -224,13 +225,59 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
   if (entry) {
     for (const auto& s : entry->samples) samples.push_back(&s);
   }
-  const bool synthesized = samples.empty();
-  if (synthesized) samples.push_back(nullptr);
-
-  const std::vector<Synthesis> variants = synthesized ? synthesis_variants(op->schema()) : std::vector<Synthesis>{};
+  // Without samples in the spec: the calls recorded from PyTorch's OpInfo samples (probe/recorded_samples.h), at
+  // most three; synthesis only when there are none or the CPU rejects every one.
+  std::vector<RecordedSample> recorded;
+  if (samples.empty()) {
+    if (const Recordings* recordings = process_recordings()) recorded = recordings->samples(op_name, dtype_label, 3);
+  }
   bool any_run = false;
   r.verdict = Verdict::kSkip;
   std::string skip_reason;
+  // The worst sample decides.
+  const auto take = [&](const SampleOutcome& o, const std::string& name) {
+    ++r.samples;
+    for (auto w : o.warnings) {
+      w = first_line(w);
+      if (r.warnings.size() < 8 && std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) {
+        r.warnings.push_back(w);
+      }
+    }
+    if (o.verdict == Verdict::kSkip) {
+      skip_reason = o.message;
+      return;
+    }
+    const bool first = !any_run;
+    any_run = true;
+    if (first || (worse(r.verdict, o.verdict) == o.verdict && o.verdict != r.verdict)) {
+      r.verdict = o.verdict;
+      r.message = o.message;
+      r.sample = name;
+      r.fallback_ops = o.fallback_ops;
+      r.max_abs_error = o.comparison.max_abs_error;
+      r.max_rel_error = o.comparison.max_rel_error;
+      r.mismatches = o.comparison.mismatches;
+      r.first_mismatch = o.comparison.first_mismatch;
+    }
+  };
+  for (auto& rec : recorded) {
+    SampleInputs inputs;
+    inputs.name = rec.name;
+    inputs.args = std::move(rec.args);
+    SampleOutcome o;
+    try {
+      o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target);
+    } catch (const std::exception& e) {  // moving inputs to the target, say
+      o.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
+      o.message = error_text(e);
+    }
+    take(o, inputs.name);
+  }
+  if (any_run) samples.clear();  // recordings the CPU took: no synthesis
+  const bool synthesized = samples.empty() && !any_run;
+  if (synthesized) samples.push_back(nullptr);
+
+  const std::vector<Synthesis> variants = synthesized ? synthesis_variants(op->schema()) : std::vector<Synthesis>{};
   for (const SampleSpec* sample : samples) {
     // Without a sample in the spec, synthesis tries other shapes until the CPU takes the inputs, starting with the
     // one that worked for this operator in another dtype. An operator no variant suits, twice, gets only the
@@ -269,29 +316,7 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
       skip_reason = inputs.unsupported;
       continue;
     }
-    ++r.samples;
-    for (auto& w : o.warnings) {
-      w = first_line(w);
-      if (r.warnings.size() < 8 && std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) {
-        r.warnings.push_back(w);
-      }
-    }
-    if (o.verdict == Verdict::kSkip) {
-      skip_reason = o.message;
-      continue;
-    }
-    const bool first = !any_run;
-    any_run = true;
-    if (first || (worse(r.verdict, o.verdict) == o.verdict && o.verdict != r.verdict)) {
-      r.verdict = o.verdict;
-      r.message = o.message;
-      r.sample = inputs.name;
-      r.fallback_ops = o.fallback_ops;
-      r.max_abs_error = o.comparison.max_abs_error;
-      r.max_rel_error = o.comparison.max_rel_error;
-      r.mismatches = o.comparison.mismatches;
-      r.first_mismatch = o.comparison.first_mismatch;
-    }
+    take(o, inputs.name);
   }
   if (!any_run) r.message = skip_reason;
 

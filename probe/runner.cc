@@ -74,6 +74,7 @@
 #include "emu/mps_emulator.h"
 #include "probe/dtypes.h"
 #include "probe/probe_op.h"
+#include "probe/recorded_samples.h"
 #include "probe/spec.h"
 #include "registry/registry_command.h"
 #include "registry/release_data.h"
@@ -263,6 +264,7 @@ std::string identity_difference(const nlohmann::json& recorded, const nlohmann::
       {"emu_release", "emulated release"},
       {"macos", "macOS (of the device, or of the emulated rules)"},
       {"spec_hash", "spec (its content)"},
+      {"samples_hash", "recorded samples (their content)"},
       {"dtypes", "dtypes"},
       {"ops", "--ops filter"},
       {"fallback", "fallback mode"},
@@ -312,8 +314,13 @@ void set_cloexec(int fd) {
 
 class Pool {
  public:
-  Pool(const RunOptions& o, std::string target, std::string log_path, const std::vector<Probe>& plan)
-      : options_(o), target_(std::move(target)), log_path_(std::move(log_path)), plan_(plan) {}
+  Pool(const RunOptions& o, std::string target, std::string log_path, const std::vector<Probe>& plan,
+       std::string samples)
+      : options_(o),
+        target_(std::move(target)),
+        log_path_(std::move(log_path)),
+        plan_(plan),
+        samples_(std::move(samples)) {}
   ~Pool() { stop_all(); }
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -509,6 +516,8 @@ class Pool {
       words.push_back("--emu-release");
       words.push_back(options_.emu_release);
     }
+    words.push_back("--samples");
+    words.push_back(samples_);
     std::vector<char*> argv;
     for (auto& s : words) argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -558,6 +567,7 @@ class Pool {
   const RunOptions& options_;
   std::string target_, log_path_;
   const std::vector<Probe>& plan_;
+  std::string samples_;  // the recorded samples file for the workers, or "none"
   std::deque<std::vector<size_t>> pending_;
   std::vector<Worker> workers_;
 };
@@ -801,6 +811,15 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const std::string spec_text = read_file(o.spec);
   check_spec_not_empty(spec_text, o.spec);
   const Spec spec = parse_spec(spec_text, o.spec, known);
+  // The recorded samples, read here too: a file that cannot be read stops the run before it starts, and its hash and
+  // what it dropped go in the plan's identity and the environment.
+  std::optional<Recordings> loaded;
+  if (o.samples != "none") {
+    const std::string path = o.samples.empty() ? default_recordings_path() : o.samples;
+    if (!o.samples.empty() && !path_exists(path)) throw UserError("--samples: no such file", {path});
+    if (!path.empty()) loaded = Recordings::load(path);
+  }
+  const Recordings* recordings = loaded ? &*loaded : nullptr;
 
   // What the registry says of each op for the target's key: the emulated release's YAML, or the live dispatcher.
   std::string release_dir = o.emu_release;
@@ -848,6 +867,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const nlohmann::json identity = {
       {"spec", o.spec},
       {"spec_hash", content_hash(spec_text)},
+      {"samples_hash", recordings ? recordings->summary().hash : ""},
       {"target", target},
       {"emu_release", target == "mps-emu" ? (release_version.empty() ? release_dir : release_version) : ""},
       {"macos", target == "mps-emu" ? o.emu_macos
@@ -917,6 +937,12 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   env.fallback_mode = o.fallback;
   env.spec = o.spec;
   env.spec_hash = identity["spec_hash"].get<std::string>();
+  if (recordings) {
+    env.samples = recordings->summary().path;
+    env.samples_hash = recordings->summary().hash;
+    env.samples_calls = recordings->summary().kept;
+    for (const auto& [why, n] : recordings->summary().dropped) env.samples_dropped += n;
+  }
   describe_host(env);  // the host block `mps-audit env` prints (common/environment.h)
   // What the probes ran with (the workers' environment, set from --fallback), not the parent's own variable.
   env.fallback_variable = o.fallback == "on" ? "1" : "0";
@@ -957,7 +983,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   bool env_written = false;
   int stopped_by = 0;
   {
-    Pool pool(o, target, log_path, plan);
+    Pool pool(o, target, log_path, plan, recordings ? recordings->summary().path : "none");
     stopped_by = pool.run(
         std::move(groups), jobs,
         [&](const RunEnvironment& e) {
@@ -1040,6 +1066,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   if (o.target == "mps") target.macos_major = macos_major_version();
   env.device = target.device.str();
   const Spec spec = load_spec(o.spec, aten_ops());
+  set_recordings_choice(o.samples);
   out << "env " << to_json(env).dump() << "\n" << std::flush;
   for (;;) {
     const std::string line = work.pop();

@@ -32,6 +32,7 @@ struct RunOptions {
   bool strict = false;               // JUnit: unsupported and fallback fail too
   bool resume = false;               // continue the run recorded in out_dir's journal.jsonl
   std::string shard;                 // "K/N": run only the K-th of N slices of the plan; empty: all of it
+  std::string samples;               // recorded samples to replay: a file, "none"; empty: the linked release's
   std::string self;                  // this executable, to start workers with
   bool progress = true;
 };
@@ -39,6 +40,7 @@ struct RunOptions {
 // The worker side: hidden subcommand `mps-audit __worker`. See Note [Worker protocol] in runner.cc.
 struct WorkerOptions {
   std::string target, spec, emu_release;
+  std::string samples = "none";  // the recorded samples file the run chose, or "none"
   int emu_macos = 14;
   long parent = 0;  // the pid of the run that started it: the worker exits when that process is gone
 };

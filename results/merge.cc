@@ -38,6 +38,7 @@ std::string environment_difference(const RunEnvironment& a, const RunEnvironment
       {"fallback mode", a.fallback_mode, b.fallback_mode},
       {"spec", a.spec, b.spec},
       {"spec's content", a.spec_hash, b.spec_hash},
+      {"recorded samples", a.samples_hash, b.samples_hash},
       {"operating system", os_release(a.os), os_release(b.os)},
   };
   for (const auto& [what, x, y] : fields) {

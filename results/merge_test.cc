@@ -76,6 +76,11 @@ TEST(Merge, Refusals) {
   EXPECT_NE(message_of({a, other}).find("spec's content 'fnv1a64:0000000000000001', not 'none'"), std::string::npos)
       << message_of({a, other});
 
+  other = b;
+  other.results.environment.samples_hash = "fnv1a64:0000000000000002";  // shards replayed other recordings
+  EXPECT_NE(message_of({a, other}).find("recorded samples 'fnv1a64:0000000000000002', not 'none'"), std::string::npos)
+      << message_of({a, other});
+
   auto overlap = shard("2/2", {record("aten::sin", "float32"), record("aten::add", "float32")});
   EXPECT_EQ(message_of({a, overlap}),
             "error: 2/2.json: aten::add float32 is also in 1/2.json: the parts overlap, so they are not shards of one "

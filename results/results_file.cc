@@ -92,26 +92,35 @@ nlohmann::json to_json(const RunEnvironment& env) {
     }
     targets.push_back(std::move(j));
   }
-  return {{"torch_version", env.torch_version},
-          {"target", env.target},
-          {"requested_target", env.requested},
-          {"device", env.device},
-          {"os", env.os},
-          {"fallback_mode", env.fallback_mode},
-          {"emulated", !env.emulator.empty()},
-          {"emulator", env.emulator},
-          {"spec", env.spec},
-          {"spec_hash", env.spec_hash},
-          {"mps",
-           {{"built", env.mps_built},
-            {"available", env.mps_available},
-            {"macos", env.macos.empty() ? nlohmann::json() : nlohmann::json(env.macos)},
-            {"why_not", env.mps_why_not}}},
-          {"cuda", {{"built", env.cuda_built}, {"available", env.cuda_available}, {"devices", env.cuda_devices}}},
-          {"PYTORCH_ENABLE_MPS_FALLBACK",
-           {{"value", env.fallback_variable ? nlohmann::json(*env.fallback_variable) : nlohmann::json()},
-            {"meaning", fallback_variable_meaning(env.fallback_variable)}}},
-          {"targets", std::move(targets)}};
+  nlohmann::json j = {
+      {"torch_version", env.torch_version},
+      {"target", env.target},
+      {"requested_target", env.requested},
+      {"device", env.device},
+      {"os", env.os},
+      {"fallback_mode", env.fallback_mode},
+      {"emulated", !env.emulator.empty()},
+      {"emulator", env.emulator},
+      {"spec", env.spec},
+      {"spec_hash", env.spec_hash},
+      {"mps",
+       {{"built", env.mps_built},
+        {"available", env.mps_available},
+        {"macos", env.macos.empty() ? nlohmann::json() : nlohmann::json(env.macos)},
+        {"why_not", env.mps_why_not}}},
+      {"cuda", {{"built", env.cuda_built}, {"available", env.cuda_available}, {"devices", env.cuda_devices}}},
+      {"PYTORCH_ENABLE_MPS_FALLBACK",
+       {{"value", env.fallback_variable ? nlohmann::json(*env.fallback_variable) : nlohmann::json()},
+        {"meaning", fallback_variable_meaning(env.fallback_variable)}}},
+      {"targets", std::move(targets)}};
+  // Only with recordings: results of runs without them read as they did before recordings existed.
+  if (!env.samples.empty()) {
+    j["samples"] = {{"path", env.samples},
+                    {"hash", env.samples_hash},
+                    {"calls", env.samples_calls},
+                    {"dropped", env.samples_dropped}};
+  }
+  return j;
 }
 
 RunEnvironment run_environment_from_json(const nlohmann::json& j) {
@@ -125,6 +134,12 @@ RunEnvironment run_environment_from_json(const nlohmann::json& j) {
   env.emulator = j.value("emulator", "");
   env.spec = j.value("spec", "");
   env.spec_hash = j.value("spec_hash", "");
+  if (const auto s = j.find("samples"); s != j.end() && s->is_object()) {
+    env.samples = s->value("path", "");
+    env.samples_hash = s->value("hash", "");
+    env.samples_calls = s->value("calls", size_t{0});
+    env.samples_dropped = s->value("dropped", size_t{0});
+  }
   if (const auto mps = j.find("mps"); mps != j.end() && mps->is_object()) {
     env.mps_built = mps->value("built", false);
     env.mps_available = mps->value("available", false);

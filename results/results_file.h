@@ -36,6 +36,11 @@ struct RunEnvironment {
   std::string emulator;       // the emulator's label, empty on a real device
   std::string spec;           // path of the op spec
   std::string spec_hash;      // of its content ("fnv1a64:..."); empty in files written before it was recorded
+  // The recorded samples replayed (probe/recorded_samples.h): the file, its content hash, the calls kept and
+  // dropped (they did not fit the linked libtorch). Empty and 0 without recordings, and in older files.
+  std::string samples;
+  std::string samples_hash;
+  size_t samples_calls = 0, samples_dropped = 0;
   // The host, as `mps-audit env` shows it (describe_host() in common/environment.h). Files written before these
   // existed read as all false and empty.
   bool mps_built = false;      // the linked libtorch has the real MPS backend

@@ -25,8 +25,16 @@ Results sample() {
 }
 
 TEST(ResultsFile, RoundTrips) {
-  const Results a = sample();
+  Results a = sample();
+  a.environment.samples = "data/pytorch-1.13.1/samples.pt";
+  a.environment.samples_hash = "fnv1a64:0123456789abcdef";
+  a.environment.samples_calls = 7600;
+  a.environment.samples_dropped = 3;
   const Results b = parse_results(render_results_json(a), "x.json");
+  EXPECT_EQ(b.environment.samples, a.environment.samples);
+  EXPECT_EQ(b.environment.samples_hash, a.environment.samples_hash);
+  EXPECT_EQ(b.environment.samples_calls, 7600u);
+  EXPECT_EQ(b.environment.samples_dropped, 3u);
   EXPECT_EQ(render_results_json(b), render_results_json(a));
   EXPECT_EQ(b.run.shard, "2/3");
   EXPECT_EQ(b.run.interrupted, "SIGTERM");

@@ -13,7 +13,8 @@ set -euo pipefail
 
 debian_packages=(cmake g++ make libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
                  libbenchmark-dev ccache libxml2-utils)
-# Debian's libtorch, and its Python bindings with torchgen for the oracle tests.
+# Debian's libtorch, and its Python bindings with torchgen for the oracle tests (and for regenerating the recorded
+# samples, tools/record_samples.py; nothing else needs Python).
 [ -z "${TORCH_PREFIX:-}" ] && debian_packages+=(libtorch-dev python3-torch)
 # The browser test of the HTML report. A node from elsewhere (NodeSource ships npm inside its nodejs, which
 # conflicts with Debian's npm) is used as it is.

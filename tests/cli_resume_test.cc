@@ -356,5 +356,33 @@ TEST(CliResume, BadInputGivesOneLineAndWritesNothing) {
   EXPECT_EQ(nlohmann::json::parse(slurp(fresh + "/results.json"))["run"]["finished"], 1);
 }
 
+// The recorded samples replayed are part of a run's identity: a run resumed with other recordings (or none) is
+// refused, and results.json says which were replayed.
+TEST(CliResume, OtherRecordedSamplesAreAnotherRun) {
+  TempDir dir;
+  const std::string out = dir.path() + "/out";
+  const std::vector<std::string> args = {"run",   "--target",     "cpu",      "--spec",  source_path("opspec.yaml"),
+                                         "--ops", "^aten::sin$",  "--dtypes", "float32", "--out",
+                                         out,     "--no-progress"};
+  auto r = run_mps_audit(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto samples = nlohmann::json::parse(slurp(out + "/results.json"))["environment"]["samples"];
+  std::vector<std::string> none = args;
+  none.insert(none.end(), {"--resume", "--samples", "none"});
+  r = run_mps_audit(none);
+  if (samples["path"].get<std::string>().empty()) {
+    EXPECT_EQ(r.exit_code, 0) << "no recordings shipped for this libtorch: none is the default";
+  } else {
+    EXPECT_GT(samples["calls"].get<int>(), 0);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("another recorded samples (their content)"), std::string::npos) << r.err;
+  }
+  std::vector<std::string> missing = args;
+  missing.insert(missing.end(), {"--samples", dir.path() + "/missing.pt"});
+  r = run_mps_audit(missing);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + dir.path() + "/missing.pt: --samples: no such file\n");
+}
+
 }  // namespace
 }  // namespace mps_audit

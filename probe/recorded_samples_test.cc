@@ -1,0 +1,131 @@
+// Tests of reading recorded samples, dropping the calls that do not fit the linked libtorch, and replaying them.
+#include "probe/recorded_samples.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/ones.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include "common/diagnostics.h"
+#include "probe/probe_op.h"
+#include "test_support.h"
+
+namespace mps_audit {
+namespace {
+
+using testing::TempDir;
+
+c10::IValue call(const std::string& op, const std::string& dtype,
+                 const std::vector<std::pair<std::string, c10::IValue>>& args) {
+  c10::impl::GenericDict a(c10::StringType::get(), c10::AnyType::get());
+  for (const auto& [k, v] : args) a.insert(k, v);
+  c10::impl::GenericDict c(c10::StringType::get(), c10::AnyType::get());
+  c.insert("op", op);
+  c.insert("dtype", dtype);
+  c.insert("source", std::string("test"));
+  c.insert("args", a);
+  return c;
+}
+
+c10::IValue tag(const std::string& key, const std::string& value) {
+  c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
+  d.insert(key, value);
+  return d;
+}
+
+// A file as tools/record_samples.py writes it, written with the C++ counterpart of torch.save.
+std::string write_recording(const TempDir& dir, const std::vector<c10::IValue>& calls) {
+  c10::impl::GenericList list(c10::AnyType::get());
+  for (const auto& c : calls) list.push_back(c);
+  c10::impl::GenericDict root(c10::StringType::get(), c10::AnyType::get());
+  root.insert("format", std::string("mps-audit-samples/1"));
+  root.insert("torch", std::string("test"));
+  root.insert("calls", list);
+  const std::vector<char> bytes = torch::jit::pickle_save(root);
+  return dir.write("samples.pt", std::string(bytes.begin(), bytes.end()));
+}
+
+std::vector<c10::IValue> test_calls() {
+  const at::Tensor x = at::arange(6, at::kFloat).reshape({2, 3}), y = at::ones({2, 3});
+  return {
+      call("aten::add.Tensor", "float32", {{"self", x}, {"other", y}, {"alpha", int64_t{2}}}),
+      call("aten::sum", "float32", {{"self", x}, {"dtype", tag("dtype", "float32")}}),
+      call("aten::no_such_operator", "float32", {{"self", x}}),
+      call("aten::mul.Tensor", "float32", {{"self", x}, {"other", y}, {"bogus", int64_t{1}}}),
+      call("aten::mul.Tensor", "float32", {{"self", x}}),
+      call("aten::mul.Tensor", "float32", {{"self", x}, {"other", std::string("not a tensor")}}),
+  };
+}
+
+TEST(Recordings, DropsAndCountsTheCallsThatDoNotFitTheLinkedLibtorch) {
+  TempDir dir;
+  const Recordings r = Recordings::load(write_recording(dir, test_calls()));
+  EXPECT_EQ(r.summary().calls, 6u);
+  EXPECT_EQ(r.summary().kept, 2u);
+  EXPECT_EQ(r.summary().dropped, (std::map<std::string, size_t>{{"argument of the wrong type", 1},
+                                                                {"missing required argument", 1},
+                                                                {"operator not in this libtorch", 1},
+                                                                {"unknown argument name", 1}}));
+  EXPECT_EQ(r.summary().hash.rfind("fnv1a64:", 0), 0u);
+  EXPECT_TRUE(r.samples("aten::mul.Tensor", "float32").empty());
+
+  // Schema order, the tagged dtype as the int a ScalarType argument is, defaults for what the call left out.
+  const auto sum = r.samples("aten::sum", "float32");
+  ASSERT_EQ(sum.size(), 1u);
+  EXPECT_EQ(sum[0].name, "recorded:0");
+  ASSERT_EQ(sum[0].args.size(), 2u);
+  EXPECT_EQ(sum[0].args[1].toInt(), static_cast<int64_t>(c10::ScalarType::Float));
+
+  // Another dtype's recording, its tensors converted; each sample its own copy.
+  const auto add = r.samples("aten::add.Tensor", "int32");
+  ASSERT_EQ(add.size(), 1u);
+  EXPECT_EQ(add[0].name, "recorded:0:from-float32");
+  EXPECT_EQ(add[0].args[0].toTensor().scalar_type(), c10::ScalarType::Int);
+  EXPECT_EQ(add[0].args[2].toInt(), 2);
+  const auto sum_int = r.samples("aten::sum", "int64");  // the dtype argument follows the probed dtype
+  ASSERT_EQ(sum_int.size(), 1u);
+  EXPECT_EQ(sum_int[0].args[1].toInt(), static_cast<int64_t>(c10::ScalarType::Long));
+  add[0].args[0].toTensor().fill_(7);
+  EXPECT_EQ(r.samples("aten::add.Tensor", "float32")[0].args[0].toTensor()[0][0].item<float>(), 0.0f);
+}
+
+TEST(Recordings, AFileOfAnotherFormatIsAUserError) {
+  TempDir dir;
+  EXPECT_THROW(Recordings::load(dir.write("samples.pt", "not a zip")), UserError);
+  const std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(int64_t{3}));
+  EXPECT_THROW(Recordings::load(dir.write("int.pt", std::string(bytes.begin(), bytes.end()))), UserError);
+}
+
+TEST(Recordings, ProbeOpReplaysThemBeforeSynthesis) {
+  TempDir dir;
+  set_recordings_choice(write_recording(dir, test_calls()));
+  const Spec spec = parse_spec("ops:\n  aten::sum: {compare: values}\n", "s.yaml", {"aten::sum"});
+  ProbeTarget cpu;
+  cpu.name = "cpu";
+  const ProbeResult own = probe_op(cpu, spec, "aten::add.Tensor", "float32");
+  const ProbeResult reused = probe_op(cpu, spec, "aten::add.Tensor", "int64");
+  set_recordings_choice("none");
+  const ProbeResult synthesized = probe_op(cpu, spec, "aten::add.Tensor", "float32");
+  set_recordings_choice("");
+  EXPECT_EQ(own.verdict, Verdict::kPass) << own.message;
+  EXPECT_EQ(own.sample, "recorded:0");
+  EXPECT_EQ(own.samples, 1);
+  EXPECT_EQ(reused.verdict, Verdict::kPass) << reused.message;
+  EXPECT_EQ(reused.sample, "recorded:0:from-float32");
+  EXPECT_EQ(synthesized.verdict, Verdict::kPass) << synthesized.message;
+  EXPECT_EQ(synthesized.sample.rfind("recorded", 0), std::string::npos);
+}
+
+TEST(Recordings, TheShippedRecordingsOfTheLinkedReleaseLoad) {
+  const std::string path = default_recordings_path();
+  if (path.empty()) GTEST_SKIP() << "no recorded samples shipped for this libtorch";
+  const Recordings r = Recordings::load(path);
+  EXPECT_GT(r.summary().kept, 3000u);
+  EXPECT_LT(r.summary().calls - r.summary().kept, r.summary().calls / 10) << "most calls fit their own release";
+  EXPECT_FALSE(r.samples("aten::add.Tensor", "float32").empty());
+  EXPECT_FALSE(r.samples("aten::convolution", "float32").empty());
+}
+
+}  // namespace
+}  // namespace mps_audit
