@@ -12,7 +12,8 @@ FaultPlan FaultPlan::parse(std::string_view spec) {
   static const std::map<std::string, FaultKind> kKinds = {{"wrong", FaultKind::kWrong},
                                                           {"crash", FaultKind::kCrash},
                                                           {"hang", FaultKind::kHang},
-                                                          {"throw", FaultKind::kThrow}};
+                                                          {"throw", FaultKind::kThrow},
+                                                          {"poison", FaultKind::kPoison}};
   FaultPlan plan;
   for (const auto& entry : split_list(spec)) {
     const size_t eq = entry.find('=');
@@ -24,8 +25,9 @@ FaultPlan FaultPlan::parse(std::string_view spec) {
     const std::string kind = entry.substr(eq + 1);
     auto it = kKinds.find(kind);
     if (it == kKinds.end()) {
-      throw UserError(fmt::format("{}: unknown fault '{}' for {}, expected wrong, crash, hang or throw{}",
-                                  kFaultsVariable, kind, op, did_you_mean(kind, {"wrong", "crash", "hang", "throw"})));
+      throw UserError(fmt::format("{}: unknown fault '{}' for {}, expected wrong, crash, hang, throw or poison{}",
+                                  kFaultsVariable, kind, op,
+                                  did_you_mean(kind, {"wrong", "crash", "hang", "throw", "poison"})));
     }
     plan.faults_[op] = it->second;
   }

@@ -1,5 +1,5 @@
 // Fault injection for the MPS emulator, so that tests can prove the prober catches each kind of failure:
-// MPS_AUDIT_EMU_FAULTS="aten::sin=wrong,aten::cos=crash,aten::tan=hang,aten::exp=throw".
+// MPS_AUDIT_EMU_FAULTS="aten::sin=wrong,aten::cos=crash,aten::tan=hang,aten::exp=throw,aten::abs=poison".
 #pragma once
 
 #include <map>
@@ -10,10 +10,12 @@
 namespace mps_audit::emu {
 
 enum class FaultKind {
-  kWrong,  // the kernel returns a perturbed result
-  kCrash,  // the process aborts
-  kHang,   // the kernel never returns
-  kThrow,  // the kernel throws
+  kWrong,   // the kernel returns a perturbed result
+  kCrash,   // the process aborts
+  kHang,    // the kernel never returns
+  kThrow,   // the kernel throws
+  kPoison,  // the kernel throws and leaves the device unusable: every later operator on it throws, as every CUDA
+            // call does after an illegal memory access
 };
 
 inline constexpr const char* kFaultsVariable = "MPS_AUDIT_EMU_FAULTS";

@@ -9,7 +9,9 @@ namespace mps_audit::emu {
 namespace {
 
 TEST(FaultPlan, ParsesEachKindAndMatchesOverloads) {
-  const FaultPlan plan = FaultPlan::parse("aten::sin=wrong, cos=crash,aten::tan=hang,aten::add.Tensor=throw");
+  const FaultPlan plan =
+      FaultPlan::parse("aten::sin=wrong, cos=crash,aten::tan=hang,aten::add.Tensor=throw,aten::abs=poison");
+  EXPECT_EQ(plan.fault_for("aten::abs"), FaultKind::kPoison);
   EXPECT_EQ(plan.fault_for("aten::sin"), FaultKind::kWrong);
   EXPECT_EQ(plan.fault_for("aten::sin.out"), FaultKind::kWrong);  // a bare name covers every overload
   EXPECT_EQ(plan.fault_for("aten::cos"), FaultKind::kCrash);
@@ -31,7 +33,7 @@ TEST(FaultPlan, RejectsBadEntries) {
   };
   EXPECT_EQ(message("aten::sin"), "MPS_AUDIT_EMU_FAULTS: expected 'operator=kind', got 'aten::sin'");
   EXPECT_EQ(message("aten::sin=wrng"),
-            "MPS_AUDIT_EMU_FAULTS: unknown fault 'wrng' for aten::sin, expected wrong, crash, hang or throw "
+            "MPS_AUDIT_EMU_FAULTS: unknown fault 'wrng' for aten::sin, expected wrong, crash, hang, throw or poison "
             "(did you mean 'wrong'?)");
   EXPECT_EQ(message("=wrong"), "MPS_AUDIT_EMU_FAULTS: expected 'operator=kind', got '=wrong'");
 }

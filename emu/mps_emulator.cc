@@ -99,6 +99,7 @@ struct State {
   EmulatorInfo info;
   EmulatorOptions options;
   FaultPlan faults;
+  std::string poisoned_by;  // the operator whose poison fault made the device unusable
   std::unique_ptr<torch::Library> kernels, fallback;
 };
 State* g_state = nullptr;
@@ -161,11 +162,16 @@ at::Tensor to_mps(const at::Tensor& cpu) {
 }
 
 void inject_before(const std::string& name, std::optional<FaultKind> fault) {
+  TORCH_CHECK(g_state->poisoned_by.empty(), "injected fault: the device is unusable since ", g_state->poisoned_by, " (",
+              kFaultsVariable, ")");
   if (!fault) return;
   switch (*fault) {
     case FaultKind::kCrash: std::abort();
     case FaultKind::kHang: hang_forever();
     case FaultKind::kThrow: TORCH_CHECK(false, "injected fault: ", name, " throws (", kFaultsVariable, ")");
+    case FaultKind::kPoison:
+      g_state->poisoned_by = name;
+      TORCH_CHECK(false, "injected fault: ", name, " leaves the device unusable (", kFaultsVariable, ")");
     case FaultKind::kWrong: break;
   }
 }

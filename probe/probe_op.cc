@@ -25,11 +25,14 @@ std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
 }
 
-// What a c10::Error says, without the C++ backtrace libtorch appends.
+}  // namespace
+
 std::string error_text(const std::exception& e) {
   if (const auto* c = dynamic_cast<const c10::Error*>(&e)) return first_line(c->what_without_backtrace());
   return first_line(e.what());
 }
+
+namespace {
 
 std::vector<c10::IValue> copy_args(const std::vector<c10::IValue>& args, const TensorFn& f) {
   std::vector<c10::IValue> out;

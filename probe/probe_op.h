@@ -24,6 +24,9 @@ struct ProbeTarget {
   std::string torch_version;  // of the linked libtorch, for the spec's conditions
 };
 
+// The first line of what an exception says; for a c10::Error, without the C++ backtrace libtorch appends.
+std::string error_text(const std::exception& e);
+
 // `before_target` is called after the CPU reference, just before each run on the target, so that a worker can
 // tell its parent which side a crash or hang happened on.
 // For CompareMode::kIndicesByValues: the first tensor argument, the `dim` argument, and which outputs (in the order

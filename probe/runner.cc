@@ -7,6 +7,8 @@
 //   env <json>            once, after it set up its target (RunEnvironment fields it knows); only then does it get work
 //   target <i>            after its CPU reference, before the run on the target (once per sample)
 //   result <i> <json>     after it (a ProbeResult); the worker is then idle again
+//   retire                before a result, when the probe left the device unusable (see Note [Unusable device]):
+//                         the worker exits after that result, and a new one takes the rest of its work
 // Work is handed out by operator: a worker gets every dtype of one operator before the next operator (its caches
 // stay warm), and idle workers take the next operator in plan order, so a slow operator holds up one worker only.
 // A worker that dies while probe i is out gets i recorded as a crash and is restarted, and the restarted worker goes
@@ -52,6 +54,7 @@
 #include <thread>
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/ones.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -303,6 +306,7 @@ struct Worker {
   bool said_anything = false;  // for telling a worker that could not start from one that crashed
   long current = -1;           // the probe sent and not answered, or -1
   bool on_target = false;      // whether that probe's CPU reference is done (a crash or hang is then the target's)
+  bool retiring = false;       // it said "retire": it gets no more work and exits after its result
   std::deque<size_t> todo;     // the rest of its operator's probes
   std::chrono::steady_clock::time_point started;
   bool alive() const { return pid > 0; }
@@ -395,7 +399,7 @@ class Pool {
 
   // Hands an idle, ready worker its next probe, or closes its input when there is none (it then exits).
   void dispatch(Worker& w) {
-    if (!w.alive() || !w.ready || w.current >= 0 || w.in_fd < 0) return;
+    if (!w.alive() || !w.ready || w.current >= 0 || w.in_fd < 0 || w.retiring) return;
     if (w.todo.empty() && !pending_.empty()) {
       w.todo.assign(pending_.front().begin(), pending_.front().end());
       pending_.pop_front();
@@ -426,6 +430,8 @@ class Pool {
       w.ready = true;
     } else if (line.rfind("target ", 0) == 0) {
       w.on_target = true;
+    } else if (line == "retire") {
+      w.retiring = true;
     } else if (line.rfind("result ", 0) == 0 && w.current >= 0) {
       const size_t space = line.find(' ', 7);
       ProbeResult r;
@@ -473,6 +479,7 @@ class Pool {
     w.pid = -1;
     w.buffer.clear();
     w.ready = false;
+    w.retiring = false;
     return status;
   }
 
@@ -1042,6 +1049,22 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   return exit_code;
 }
 
+namespace {
+
+// Why the device no longer runs a tiny operation, if it does not (see Note [Unusable device]). The CPU and meta
+// devices are always usable.
+std::optional<std::string> device_unusable(const c10::Device& device) {
+  if (device.is_cpu() || device.is_meta()) return std::nullopt;
+  try {
+    at::ones({1}, at::TensorOptions().device(device)).add(1).cpu();
+  } catch (const std::exception& e) {
+    return error_text(e);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 int run_worker(const WorkerOptions& o, std::ostream& out) {
 #ifdef __linux__
   // Die with the parent, however it dies. Asked for after the exec, so check that the parent did not die before.
@@ -1076,7 +1099,22 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     const ProbeResult r = probe_op(target, spec, line.substr(tab1 + 1, tab2 - tab1 - 1), line.substr(tab2 + 1), [&] {
       out << "target " << i << "\n" << std::flush;
     });
-    out << "result " << i << " " << to_json(r).dump() << "\n" << std::flush;
+    // Note [Unusable device]
+    // Some device errors are sticky: after an illegal memory access, every later CUDA call of the process fails with
+    // the same error, so every later probe of this worker would report it. The error may also surface only at the
+    // next synchronisation when the probe threw first. So after a probe that failed, a tiny operation on the device
+    // checks that it still works; when it does not, the probe's record says so and the worker retires.
+    ProbeResult checked = r;
+    bool retire = false;
+    if (r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback && r.verdict != Verdict::kSkip) {
+      if (auto broken = device_unusable(target.device)) {
+        checked.message += fmt::format(" (and the device was unusable after it: {})", *broken);
+        retire = true;
+      }
+    }
+    if (retire) out << "retire\n";
+    out << "result " << i << " " << to_json(checked).dump() << "\n" << std::flush;
+    if (retire) return kExitOk;
   }
 }
 

@@ -164,6 +164,24 @@ TEST(CliRun, EveryFailureKindIsCaught) {
   EXPECT_EQ(sin["first_mismatch"], "[0, 0]");
 }
 
+// A probe after which the device no longer works (as CUDA after an illegal memory access) gets its record, saying
+// so, and a new worker takes the probes after it, which would otherwise all fail the same way.
+TEST(CliRun, AWorkerWhoseDeviceBecameUnusableIsReplaced) {
+  TempDir dir;
+  const RunOutcome run = run_emulated(
+      dir, {"--ops", "^aten::(abs|cos|sin)$", "--dtypes", "float32,float16", "-j", "1", "--samples", "none"},
+      {"MPS_AUDIT_EMU_FAULTS=aten::abs=poison"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  for (const char* dtype : {"float32", "float16"}) {
+    EXPECT_EQ(verdict(run, "aten::abs", dtype), "error");
+    EXPECT_NE((*run.find("aten::abs", dtype))["message"].get<std::string>().find("the device was unusable after it"),
+              std::string::npos)
+        << (*run.find("aten::abs", dtype))["message"];
+    EXPECT_EQ(verdict(run, "aten::cos", dtype), "pass");
+    EXPECT_EQ(verdict(run, "aten::sin", dtype), "pass");
+  }
+}
+
 TEST(CliRun, SelfCheckOnCpuAndShapesOnMeta) {
   for (const char* target : {"cpu", "meta"}) {
     TempDir dir;
