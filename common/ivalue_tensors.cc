@@ -2,11 +2,18 @@
 #include "common/ivalue_tensors.h"
 
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 
 namespace mps_audit {
 
 c10::IValue map_tensors(const c10::IValue& v, const TensorFn& f) {
   if (v.isTensor()) return f(v.toTensor());
+  if (v.isStorage()) {  // set_.source_Storage: as a tensor of its bytes, so that it moves between devices too
+    const c10::Storage storage = v.toStorage();
+    at::Tensor bytes = at::empty({0}, at::TensorOptions().dtype(c10::ScalarType::Byte).device(storage.device()));
+    bytes.set_(storage, 0, {static_cast<int64_t>(storage.nbytes())}, {1});
+    return c10::IValue(f(bytes).storage());
+  }
   if (v.isTensorList()) {
     c10::List<at::Tensor> out;
     for (at::Tensor t : v.toTensorList()) out.push_back(f(t));

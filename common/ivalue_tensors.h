@@ -1,5 +1,6 @@
 // Applying a function to every tensor an operator argument or result holds: a Tensor, a Tensor[], a Tensor?[],
-// or a tuple of those. Used wherever arguments move between devices (the prober, the emulator).
+// a Storage (as a tensor of its bytes), or a tuple of those. Used wherever arguments move between devices (the
+// prober, the emulator).
 #pragma once
 
 #include <functional>

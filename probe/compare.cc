@@ -7,6 +7,7 @@
 #include <ATen/ScalarOps.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/gather.h>
+#include <ATen/ops/ones_like.h>
 #include <ATen/ops/view_as_real.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -51,8 +52,32 @@ at::Tensor unnamed(const at::Tensor& t) {
   return t.has_names() ? t.rename(c10::nullopt) : t;
 }
 
+// `a` with each vector along `dim` (-2: the columns, -1: the rows) turned by the sign or unit phase that brings it
+// closest to the matching vector of `e`: the phase of their inner product.
+at::Tensor aligned(const at::Tensor& e, const at::Tensor& a, int64_t dim) {
+  const auto wide = e.is_complex() ? c10::ScalarType::ComplexDouble : c10::ScalarType::Double;
+  const at::Tensor ew = e.to(wide), aw = a.to(wide);
+  const at::Tensor inner = aw.conj().mul(ew).sum(dim, /*keepdim=*/true);
+  const at::Tensor magnitude = inner.abs();
+  const at::Tensor phase = inner.div(magnitude.clamp_min(1e-300)).where(magnitude.gt(0), at::ones_like(inner));
+  return aw.mul(phase).to(a.scalar_type());
+}
+
 Comparison compare_tensors(const at::Tensor& named_e, const at::Tensor& named_a, CompareMode mode,
                            const Tolerance* tol) {
+  if (mode == CompareMode::kVectorsUpToPhase) {
+    const bool vectors = named_e.defined() && named_a.defined() && named_e.dim() >= 2 && !named_e.has_names() &&
+                         named_e.sizes() == named_a.sizes() && named_e.scalar_type() == named_a.scalar_type() &&
+                         named_e.layout() == c10::kStrided && named_a.layout() == c10::kStrided &&
+                         (named_e.is_floating_point() || named_e.is_complex()) && named_e.numel() > 0 &&
+                         !named_e.is_meta() && !named_a.is_meta();
+    if (!vectors) return compare_tensors(named_e, named_a, CompareMode::kValues, tol);
+    // Columns (eigenvectors, U), else rows (Vh): which one a result holds is the operator's.
+    Comparison columns = compare_tensors(named_e, aligned(named_e, named_a, -2), CompareMode::kValues, tol);
+    if (columns.equal) return columns;
+    Comparison rows = compare_tensors(named_e, aligned(named_e, named_a, -1), CompareMode::kValues, tol);
+    return rows.equal ? rows : columns;
+  }
   Comparison c;
   if (named_e.defined() != named_a.defined()) {
     c.equal = false;

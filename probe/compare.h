@@ -19,10 +19,12 @@ struct Tolerance {
 Tolerance default_tolerance(c10::ScalarType type);
 
 enum class CompareMode {
-  kValues,           // element by element
-  kShape,            // dtype and shape only: random and uninitialised outputs
-  kSorted,           // values after sorting each output: ties and unordered results
-  kIndicesByValues,  // index outputs by the input values they point at: sort, topk, max.dim, argmax with ties
+  kValues,            // element by element
+  kShape,             // dtype and shape only: random and uninitialised outputs
+  kSorted,            // values after sorting each output: ties and unordered results
+  kIndicesByValues,   // index outputs by the input values they point at: sort, topk, max.dim, argmax with ties
+  kVectorsUpToPhase,  // matrices as vectors each right up to a sign (real) or a unit phase (complex): the
+                      // eigenvectors and singular vectors of eigh and svd; other outputs by values
 };
 
 // What index outputs point into, for CompareMode::kIndicesByValues. Without it the mode compares values.

@@ -113,6 +113,37 @@ TEST(Compare, NestedOutputsNameTheirPathOnce) {
   EXPECT_EQ(shorter.message, "output 0: 1 outputs, the CPU gave 2");
 }
 
+// Eigenvectors: each column right up to its sign, or its unit phase when complex; singular vectors of Vh by rows.
+TEST(Compare, VectorsUpToPhaseAcceptsFlippedOrTurnedVectorsOnly) {
+  const at::Tensor e = floats({0.6f, 0.8f, -0.8f, 0.6f}).reshape({2, 2});  // columns (0.6, -0.8) and (0.8, 0.6)
+  const at::Tensor columns_flipped = floats({-0.6f, 0.8f, 0.8f, 0.6f}).reshape({2, 2});
+  EXPECT_FALSE(compare_outputs(e, columns_flipped, CompareMode::kValues).equal);
+  EXPECT_TRUE(compare_outputs(e, columns_flipped, CompareMode::kVectorsUpToPhase).equal);
+  const at::Tensor rows_flipped = floats({0.6f, 0.8f, 0.8f, -0.6f}).reshape({2, 2});
+  EXPECT_TRUE(compare_outputs(e, rows_flipped, CompareMode::kVectorsUpToPhase).equal);
+  const at::Tensor other = floats({0.8f, 0.6f, -0.6f, 0.8f}).reshape({2, 2});
+  const Comparison c = compare_outputs(e, other, CompareMode::kVectorsUpToPhase);
+  EXPECT_FALSE(c.equal);
+  EXPECT_EQ(c.mismatches, 4);
+
+  // Complex: the second column times i.
+  const at::Tensor ce = at::view_as_complex(floats({0.6f, 0, 0, 0.8f, 0.8f, 0, 0, -0.6f}).reshape({2, 2, 2}));
+  const at::Tensor turned = at::view_as_complex(floats({0.6f, 0, -0.8f, 0, 0.8f, 0, 0.6f, 0}).reshape({2, 2, 2}));
+  EXPECT_FALSE(compare_outputs(ce, turned, CompareMode::kValues).equal);
+  EXPECT_TRUE(compare_outputs(ce, turned, CompareMode::kVectorsUpToPhase).equal);
+
+  // Other outputs (eigenvalues, singular values) by value, in a tuple as the operators return them.
+  const auto pair = [](const at::Tensor& values, const at::Tensor& vectors) {
+    return c10::IValue(c10::ivalue::Tuple::create({values, vectors}));
+  };
+  EXPECT_TRUE(
+      compare_outputs(pair(floats({1, 2}), e), pair(floats({1, 2}), columns_flipped), CompareMode::kVectorsUpToPhase)
+          .equal);
+  EXPECT_FALSE(
+      compare_outputs(pair(floats({1, 2}), e), pair(floats({1, -2}), columns_flipped), CompareMode::kVectorsUpToPhase)
+          .equal);
+}
+
 TEST(Compare, ScalarsAndNone) {
   EXPECT_TRUE(compare_outputs(c10::IValue(2.0), c10::IValue(2.0 + 1e-9), CompareMode::kValues).equal);
   EXPECT_FALSE(compare_outputs(c10::IValue(int64_t{2}), c10::IValue(int64_t{3}), CompareMode::kValues).equal);

@@ -44,7 +44,11 @@ class Maker {
     if (noncontiguous && !made.empty()) made.back() *= 2;
     at::Tensor t;
     const auto f32 = at::TensorOptions().dtype(c10::ScalarType::Float);
-    if (domain == "index") {
+    if (domain == "spd" || domain == "well_conditioned") {
+      // Noncontiguous: the same matrices stored by columns.
+      t = domain == "spd" ? spd_matrix(shape, type, gen_) : well_conditioned_matrix(shape, type, gen_);
+      return noncontiguous ? t.transpose(-2, -1).contiguous().transpose(-2, -1) : t;
+    } else if (domain == "index") {
       t = at::randint(0, std::max<int64_t>(1, static_cast<int64_t>(high)), made, gen_,
                       at::TensorOptions().dtype(c10::ScalarType::Long));
       type = c10::ScalarType::Long;
@@ -784,6 +788,8 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       in.args.push_back(c10::List<bool>({true, true, true}));
     } else if (type == "ScalarType") {
       in.args.push_back(dtype);
+    } else if (type == "Storage") {  // set_.source_Storage: the storage of a default tensor
+      in.args.push_back(c10::IValue(maker.default_tensor().storage()));
     } else if (auto text = type == "str" ? string_for(arg.name(), op) : std::nullopt) {
       in.args.push_back(*text);
     } else {

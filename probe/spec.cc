@@ -12,6 +12,7 @@
 
 #include "common/output_file.h"
 #include "common/text.h"
+#include "common/torch_compat.h"
 #include "probe/dtypes.h"
 
 namespace mps_audit {
@@ -19,7 +20,8 @@ namespace {
 
 class Reader {
  public:
-  Reader(std::string path, const std::vector<std::string>& known_ops) : path_(std::move(path)), known_ops_(known_ops) {
+  Reader(std::string path, const std::vector<std::string>& known_ops, std::string torch_version)
+      : path_(std::move(path)), known_ops_(known_ops), torch_version_(std::move(torch_version)) {
     for (const auto& op : known_ops_) {
       known_.insert(op);
       known_.insert(op.substr(0, op.find('.', op.find("::"))));
@@ -171,10 +173,17 @@ class Reader {
       a.shape = shape(n["shape"]);
       if (n["domain"]) {
         a.domain = scalar(n["domain"], "domain");
-        static const std::vector<std::string> kDomains = {"normal", "positive", "uniform", "int",
-                                                          "index",  "mask",     "special"};
+        static const std::vector<std::string> kDomains = {
+            "normal", "positive", "uniform", "int", "index", "mask", "special", "spd", "well_conditioned"};
         if (std::find(kDomains.begin(), kDomains.end(), a.domain) == kDomains.end()) {
           fail(n["domain"], fmt::format("unknown domain '{}'{}", a.domain, did_you_mean(a.domain, kDomains)));
+        }
+        // Matrices (the last two dimensions), as synthesis makes them for linear algebra (probe/inputs.h).
+        const bool spd = a.domain == "spd";
+        if ((spd || a.domain == "well_conditioned") &&
+            (a.shape.size() < 2 || (spd && a.shape[a.shape.size() - 1] != a.shape[a.shape.size() - 2]))) {
+          fail(n["shape"], fmt::format("domain '{}' needs {}: a shape of at least 2 dimensions{}", a.domain,
+                                       spd ? "square matrices" : "matrices", spd ? ", the last two equal" : ""));
         }
       }
       if (n["low"]) a.low = number<double>(n["low"], "low");
@@ -267,17 +276,29 @@ class Reader {
       if (m["max"]) k.macos_max = number<int>(m["max"], "macos max");
       if (k.macos_max && k.macos_min > k.macos_max) fail(m, "macos: min is above max");
     }
-    if (const YAML::Node t = e["torch"]) {
-      check_keys(t, {"min", "max"}, "torch (a range of versions, {min: \"2.0\", max: \"2.5\"})");
-      static const std::regex kVersion(R"(\d+(\.\d+){0,2})");
-      for (const char* bound : {"min", "max"}) {
-        if (!t[bound]) continue;
-        const std::string v = scalar(t[bound], "a torch version");
-        if (!std::regex_match(v, kVersion)) fail(t[bound], fmt::format("'{}' is not a version like 2.5 or 2.5.1", v));
-        (std::string(bound) == "min" ? k.torch_min : k.torch_max) = v;
-      }
-    }
+    if (const YAML::Node t = e["torch"]) torch_range(t, k.torch_min, k.torch_max);
     return k;
+  }
+
+  void torch_range(const YAML::Node& t, std::string& min, std::string& max) const {
+    check_keys(t, {"min", "max"}, "torch (a range of versions, {min: \"2.0\", max: \"2.5\"})");
+    static const std::regex kVersion(R"(\d+(\.\d+){0,2})");
+    for (const char* bound : {"min", "max"}) {
+      if (!t[bound]) continue;
+      const std::string v = scalar(t[bound], "a torch version");
+      if (!std::regex_match(v, kVersion)) fail(t[bound], fmt::format("'{}' is not a version like 2.5 or 2.5.1", v));
+      (std::string(bound) == "min" ? min : max) = v;
+    }
+  }
+
+  // An entry with `torch: {min, max}` is for those libtorch versions only: with another, it is ignored, and its
+  // operator (gone from, or not yet in, that release) need not exist.
+  bool for_other_torch(const YAML::Node& n) const {
+    if (!n.IsMap() || !n["torch"]) return false;
+    std::string min, max;
+    torch_range(n["torch"], min, max);
+    return (!min.empty() && compare_versions(torch_version_, min) < 0) ||
+           (!max.empty() && compare_versions(torch_version_, max) > 0);
   }
 
   OpSpec op(const YAML::Node& key, const YAML::Node& n) const {
@@ -285,7 +306,7 @@ class Reader {
     o.name = op_name(key);
     o.where = at(key);
     if (n.IsNull()) return o;
-    check_keys(n, {"dtypes", "compare", "tolerance", "skip", "xfail", "group", "description", "samples"},
+    check_keys(n, {"dtypes", "compare", "tolerance", "skip", "xfail", "group", "description", "samples", "torch"},
                fmt::format("'{}'", o.name).c_str());
     if (n["dtypes"]) o.dtypes = dtype_list(n["dtypes"]);
     if (n["compare"]) {
@@ -298,9 +319,13 @@ class Reader {
         o.compare = CompareMode::kSorted;
       else if (mode == "indices_by_values")
         o.compare = CompareMode::kIndicesByValues;
+      else if (mode == "vectors_up_to_phase")
+        o.compare = CompareMode::kVectorsUpToPhase;
       else
-        fail(n["compare"], fmt::format("unknown comparison '{}'{}", mode,
-                                       did_you_mean(mode, {"values", "shape", "sorted", "indices_by_values"})));
+        fail(
+            n["compare"],
+            fmt::format("unknown comparison '{}'{}", mode,
+                        did_you_mean(mode, {"values", "shape", "sorted", "indices_by_values", "vectors_up_to_phase"})));
     }
     if (n["tolerance"]) o.tolerance = tolerance(n["tolerance"]);
     if (const YAML::Node k = n["skip"]) {
@@ -358,6 +383,7 @@ class Reader {
       if (!ops.IsMap()) fail(ops, "ops must map operator names to their entries");
       std::map<std::string, SourceLocation> seen;
       for (const auto& kv : ops) {
+        if (for_other_torch(kv.second)) continue;
         OpSpec o = op(kv.first, kv.second);
         if (auto it = seen.find(o.name); it != seen.end()) {
           fail(kv.first, fmt::format("'{}' is listed twice (first at line {})", o.name, it->second.line));
@@ -373,6 +399,7 @@ class Reader {
   std::string path_;
   const std::vector<std::string>& known_ops_;
   std::unordered_set<std::string> known_;
+  const std::string torch_version_;
 };
 
 }  // namespace
@@ -426,8 +453,9 @@ const Tolerance* Spec::tolerance_for(const OpSpec* op, const std::string& dtype)
   return nullptr;
 }
 
-Spec parse_spec(const std::string& text, const std::string& path, const std::vector<std::string>& known_ops) {
-  Reader reader(path, known_ops);
+Spec parse_spec(const std::string& text, const std::string& path, const std::vector<std::string>& known_ops,
+                const std::string& torch_version) {
+  Reader reader(path, known_ops, torch_version.empty() ? compat::kTorchVersion : torch_version);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -443,8 +471,8 @@ Spec parse_spec(const std::string& text, const std::string& path, const std::vec
   }
 }
 
-Spec load_spec(const std::string& path, const std::vector<std::string>& known_ops) {
-  return parse_spec(read_file(path), path, known_ops);
+Spec load_spec(const std::string& path, const std::vector<std::string>& known_ops, const std::string& torch_version) {
+  return parse_spec(read_file(path), path, known_ops, torch_version);
 }
 
 }  // namespace mps_audit

@@ -90,8 +90,11 @@ struct Spec {
   const Tolerance* tolerance_for(const OpSpec* op, const std::string& dtype) const;
 };
 
-// `known_ops`: every operator name the linked libtorch has ("aten::add.Tensor"), for checking names.
-Spec parse_spec(const std::string& text, const std::string& path, const std::vector<std::string>& known_ops);
-Spec load_spec(const std::string& path, const std::vector<std::string>& known_ops);
+// `known_ops`: every operator name the linked libtorch has ("aten::add.Tensor"), for checking names; `torch_version`:
+// its version, for entries restricted to some (empty: the linked libtorch's).
+Spec parse_spec(const std::string& text, const std::string& path, const std::vector<std::string>& known_ops,
+                const std::string& torch_version = "");
+Spec load_spec(const std::string& path, const std::vector<std::string>& known_ops,
+               const std::string& torch_version = "");
 
 }  // namespace mps_audit

@@ -108,6 +108,30 @@ ops:
   EXPECT_TRUE(samples[0].args.at("self").quantized.empty());
 }
 
+// An entry for other libtorch versions is ignored, its operator unchecked; one for this version is read and checked.
+TEST(Spec, EntriesForOtherTorchVersionsAreIgnored) {
+  const std::string text = R"(
+ops:
+  aten::gone_in_2:
+    torch: {max: "1.13.1"}
+    skip: removed
+  aten::sin:
+    torch: {min: "2.0"}
+    skip: newer
+)";
+  const Spec old = parse_spec(text, "s.yaml", {"aten::gone_in_2", "aten::sin"}, "1.13.0");
+  ASSERT_TRUE(old.find("aten::gone_in_2"));
+  EXPECT_EQ(old.find("aten::gone_in_2")->skip, "removed");
+  EXPECT_FALSE(old.find("aten::sin"));
+  const Spec recent = parse_spec(text, "s.yaml", {"aten::sin"}, "2.11.0");
+  EXPECT_FALSE(recent.find("aten::gone_in_2"));
+  ASSERT_TRUE(recent.find("aten::sin"));
+  EXPECT_EQ(recent.find("aten::sin")->skip, "newer");
+  testing::expect_diagnostic(
+      testing::BadInput{"UnknownOpForThisTorch", text.c_str(), 3, 3, "unknown operator 'aten::gone_in_2'"}, "s.yaml",
+      [](const std::string& t) { parse_spec(t, "s.yaml", {"aten::sin"}, "1.13.1"); });
+}
+
 TEST(Spec, ComparesVersionsNumerically) {
   EXPECT_LT(compare_versions("2.9", "2.10"), 0);
   EXPECT_EQ(compare_versions("2.1", "2.1.0"), 0);
@@ -144,6 +168,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "a tensor argument needs a shape"},
         BadInput{"BadDomain", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], domain: posit}}}]\n", 3, 50,
                  "unknown domain 'posit'"},
+        BadInput{"SpdNotSquare", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2, 3], domain: spd}}}]\n", 3, 37,
+                 "domain 'spd' needs square matrices"},
+        BadInput{"MatrixDomainOfAVector",
+                 "ops:\n  sin:\n    samples: [{args: {self: {shape: [4], domain: well_conditioned}}}]\n", 3, 37,
+                 "domain 'well_conditioned' needs matrices"},
         BadInput{"Version", "version: 2\n", 1, 10, "only version 1"},
         BadInput{"UniqueWithoutIndex", "ops:\n  sin:\n    samples: [{args: {self: {shape: [2], unique: true}}}]\n", 3,
                  50, "unique needs domain 'index'"},
@@ -181,7 +210,7 @@ TEST(Spec, TheDefaultSpecNamesOnlyOperatorsOfEveryShippedRelease) {
         read_native_functions(testing::source_path(std::string("data/pytorch-") + release + "/native_functions.yaml"));
     std::vector<std::string> names;
     for (const auto& op : classify_native_functions(decls, {}, "CPU").ops) names.push_back(op.name);
-    EXPECT_NO_THROW(load_spec(testing::source_path("opspec.yaml"), names)) << release;
+    EXPECT_NO_THROW(load_spec(testing::source_path("opspec.yaml"), names, release)) << release;
   }
 }
 

@@ -5,11 +5,13 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/allclose.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/linalg_cholesky_ex.h>
 #include <ATen/ops/linalg_svdvals.h>
 #include <ATen/ops/ones.h>
 #include <gtest/gtest.h>
 
+#include "common/ivalue_tensors.h"
 #include "probe/inputs.h"
 
 namespace mps_audit {
@@ -150,6 +152,30 @@ TEST(WellPosed, SetStaysWithinTheSourcesStorage) {
   }
 }
 
+// A Storage argument is the storage of a default tensor, and it moves between devices (and through any other
+// function on tensors) as a tensor of its bytes.
+TEST(Synthesis, StorageArgumentsAreMadeAndMapped) {
+  const auto& handle = op("aten::set_", "source_Storage");
+  const SampleInputs in = make_inputs(handle.schema(), at::kFloat, empty_spec(), nullptr, "k");
+  ASSERT_TRUE(in.unsupported.empty()) << in.unsupported;
+  ASSERT_TRUE(in.args.at(1).isStorage());
+  const c10::Storage source = in.args[1].toStorage();
+  EXPECT_EQ(source.nbytes(), in.args[0].toTensor().numel() * sizeof(float));
+  torch::jit::Stack stack = in.args;
+  handle.callBoxed(&stack);
+  EXPECT_TRUE(stack.at(0).toTensor().is_alias_of(at::empty({0}).set_(source)));
+
+  std::vector<int64_t> seen;
+  const c10::IValue doubled = map_tensors(in.args[1], [&](const at::Tensor& bytes) {
+    seen.push_back(bytes.numel());
+    EXPECT_EQ(bytes.scalar_type(), at::kByte);
+    return bytes.repeat({2});
+  });
+  EXPECT_EQ(seen, std::vector<int64_t>{static_cast<int64_t>(source.nbytes())});
+  ASSERT_TRUE(doubled.isStorage());
+  EXPECT_EQ(doubled.toStorage().nbytes(), 2 * source.nbytes());
+}
+
 TEST(WellPosed, PositiveDefiniteMatricesAreSymmetricAndFactorize) {
   at::Generator gen = at::detail::createCPUGenerator(7);
   for (const auto type : {at::kFloat, at::kDouble, at::kComplexFloat}) {
@@ -176,6 +202,34 @@ TEST(WellPosed, SolverInputsHaveABoundedConditionNumber) {
   const SampleInputs in = accepted_inputs(op("aten::linalg_inv"), at::kFloat);
   const at::Tensor s = at::linalg_svdvals(in.args[0].toTensor().to(at::kDouble));
   EXPECT_LT(s.max().item<double>() / s.min().item<double>(), 100.0);
+}
+
+// A spec sample asks for the matrices synthesis makes for linear algebra: a Cholesky factor that is not the
+// synthesized default's random 3x4 matrix (which the CPU kernel takes without checking it is square).
+TEST(SpecSamples, PositiveDefiniteAndWellConditionedMatrices) {
+  const Spec spec = parse_spec(R"(
+ops:
+  aten::_cholesky_solve_helper:
+    samples: [{args: {self: {shape: [4, 2]}, A: {shape: [2, 4, 4], domain: well_conditioned, noncontiguous: true}, upper: false}}]
+  aten::linalg_cholesky:
+    samples: [{args: {self: {shape: [5, 5], domain: spd}}}]
+)",
+                               "s.yaml", {"aten::_cholesky_solve_helper", "aten::linalg_cholesky"});
+  const auto inputs = [&](const char* name, c10::ScalarType type) {
+    return make_inputs(op(name).schema(), type, spec, &spec.find(name)->samples[0], "k");
+  };
+  for (const auto type : {at::kFloat, at::kComplexFloat}) {
+    const at::Tensor a = inputs("aten::_cholesky_solve_helper", type).args[1].toTensor();
+    EXPECT_EQ(a.sizes(), (c10::IntArrayRef{2, 4, 4}));
+    EXPECT_EQ(a.scalar_type(), type);
+    EXPECT_FALSE(a.is_contiguous());
+    const at::Tensor s = at::linalg_svdvals(a.to(type == at::kFloat ? at::kDouble : at::kComplexDouble));
+    EXPECT_GE(s.min().item<double>(), 1.0 - 1e-5);
+    EXPECT_LT(s.max().item<double>() / s.min().item<double>(), 100.0);
+    const at::Tensor m = inputs("aten::linalg_cholesky", type).args[0].toTensor();
+    EXPECT_TRUE(at::allclose(m, m.transpose(-2, -1).conj()));
+    EXPECT_EQ(std::get<1>(at::linalg_cholesky_ex(m)).abs().sum().item<int64_t>(), 0);
+  }
 }
 
 TEST(SpecSamples, UniqueIndicesQuantizedAndSparseTensorsTheCpuAccepts) {
