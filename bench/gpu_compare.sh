@@ -9,7 +9,9 @@
 # usage: bench/gpu_compare.sh [TARGET]      (TARGET: cuda by default)
 # Environment: PYTHON (the python with torch; default /opt/torch/.venv/bin/python3 when it exists), LIMIT_S (the
 # OpInfo loop's time limit, default 150), PEER (the folder of opinfo_compare.py; default shared/peer, else
-# ../shared/peer), BUILD_DIR (default build-wheel; an existing build there is reused).
+# ../shared/peer), BUILD_DIR (default build-wheel; an existing build there is reused), AGAIN=1 (run the audit a
+# second time, cold again, and compare the two runs' verdicts: audit-again-results.json.gz, determinism.txt),
+# SCALING=0 (leave out the scaling runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-cuda}
@@ -32,7 +34,8 @@ fi
 binary=$PWD/$build/mps-audit
 
 # JIT-compiled CUDA kernels (jiterator) go to a fresh on-disk cache, so the audit meets them cold, as a first run
-# does, and the scaling runs after it find them compiled.
+# does, and the scaling runs after it find them compiled. The OpInfo loop gets a fresh cache of its own: it starts
+# cold too.
 export PYTORCH_KERNEL_CACHE_PATH=$work/kernels
 
 note "audit: $binary run --target $target (default spec, $cores workers)"
@@ -43,8 +46,8 @@ audit_s=$(python3 -c "print($end - $start)")
 gzip -c "$work/audit/results.json" >"$out/audit-results.json.gz"
 
 note "OpInfo loop: $peer/opinfo_compare.py $target"
-(cd "$work" && PYTHONPATH=$peer LIMIT_S=${LIMIT_S:-150} "$python" -W ignore "$peer/opinfo_compare.py" "$target" \
-  verdicts.json >>"$log" 2>&1) || true
+(cd "$work" && PYTORCH_KERNEL_CACHE_PATH=$work/loop-kernels PYTHONPATH=$peer LIMIT_S=${LIMIT_S:-150} \
+  "$python" -W ignore "$peer/opinfo_compare.py" "$target" verdicts.json >>"$log" 2>&1) || true
 gzip -c "$work/verdicts.json" >"$out/opinfo-verdicts.json.gz"
 
 note "throughput"
@@ -84,10 +87,22 @@ with open(f"{out}/summary.md", "w") as f:
 print(open(f"{out}/summary.md").read())
 PY
 
-note "scaling against -j and tensor size"
-bench/scaling.sh "$binary" "$target" "$out" >>"$log" 2>&1 || true
-python3 tools/plot_scaling.py "$out/scaling.svg" "mps-audit run --target $target, $(nproc) cores, $(date -u +%F)" \
-  "$out/jobs.csv" "$out/size.csv" || true
-cat "$out/jobs.csv" "$out/size.csv"
+if [ "${AGAIN:-0}" = 1 ]; then
+  note "audit again, with another fresh kernel cache: does every verdict repeat?"
+  PYTORCH_KERNEL_CACHE_PATH=$work/kernels-again "$binary" run --target "$target" --out "$work/again" --format json \
+    --no-progress >>"$log" 2>&1 || true
+  gzip -c "$work/again/results.json" >"$out/audit-again-results.json.gz"
+  python3 tools/compare_verdicts.py "$work/audit/results.json" "$work/again/results.json" --verdicts-only \
+    >"$out/determinism.txt" 2>&1 || true
+  tail -n 5 "$out/determinism.txt"
+fi
+
+if [ "${SCALING:-1}" != 0 ]; then
+  note "scaling against -j and tensor size"
+  bench/scaling.sh "$binary" "$target" "$out" >>"$log" 2>&1 || true
+  python3 tools/plot_scaling.py "$out/scaling.svg" "mps-audit run --target $target, $(nproc) cores, $(date -u +%F)" \
+    "$out/jobs.csv" "$out/size.csv" || true
+  cat "$out/jobs.csv" "$out/size.csv"
+fi
 note "done"
 rm -rf "$work"
