@@ -4,7 +4,7 @@
 # loop (shared/peer/opinfo_compare.py), compares their throughput, and measures the audit against -j and tensor
 # size on a subset of operators (bench/scaling.sh). Everything lands in OUT (default: $OUT, else ./gpu-compare):
 #   summary.md, summary.json   the figures; jobs.csv, size.csv, scaling.svg   the scaling runs and their plot;
-#   audit-results.json.gz, opinfo-verdicts.json.gz   both verdict sets;  log.txt   the build's and runs' output.
+#   audit-results.json.gz, opinfo-verdicts.json.gz   both verdict sets (and audit-results.md);  log.txt   the build's and runs' output.
 #
 # usage: bench/gpu_compare.sh [TARGET]      (TARGET: cuda by default)
 # Environment: PYTHON (the python with torch; default /opt/torch/.venv/bin/python3 when it exists), LIMIT_S (the
@@ -40,10 +40,11 @@ export PYTORCH_KERNEL_CACHE_PATH=$work/kernels
 
 note "audit: $binary run --target $target (default spec, $cores workers)"
 start=$(date +%s.%N)
-"$binary" run --target "$target" --out "$work/audit" --format json --no-progress >>"$log" 2>&1 || true
+"$binary" run --target "$target" --out "$work/audit" --format json,md --no-progress >>"$log" 2>&1 || true
 end=$(date +%s.%N)
 audit_s=$(python3 -c "print($end - $start)")
 gzip -c "$work/audit/results.json" >"$out/audit-results.json.gz"
+cp "$work/audit/results.md" "$out/audit-results.md" 2>/dev/null || true
 
 note "OpInfo loop: $peer/opinfo_compare.py $target"
 (cd "$work" && PYTORCH_KERNEL_CACHE_PATH=$work/loop-kernels PYTHONPATH=$peer LIMIT_S=${LIMIT_S:-150} \
