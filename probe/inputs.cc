@@ -541,7 +541,7 @@ WellPosed well_posed_rule(const std::string& base) {
                              "linalg_multi_dot"}) {
       t[name] = WellPosed::kWellConditioned;
     }
-    t["as_strided_scatter"] = t["set_"] = WellPosed::kNonOverlapping;
+    t["as_strided_scatter"] = t["set_"] = t["set"] = WellPosed::kNonOverlapping;
     for (const char* name : {"max_unpool2d", "max_unpool3d"}) t[name] = WellPosed::kFromPooling;
     return t;
   }();

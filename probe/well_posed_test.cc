@@ -144,11 +144,16 @@ TEST(WellPosed, AsStridedScatterGetsAStrideThatDoesNotOverlap) {
 }
 
 TEST(WellPosed, SetStaysWithinTheSourcesStorage) {
-  const auto& s = op("aten::set_", "source_Tensor_storage_offset").schema();
   const Spec spec = empty_spec();
-  for (const Synthesis& how : synthesis_variants(s)) {
-    const SampleInputs in = make_inputs(s, at::kFloat, spec, nullptr, "k", &how);
-    EXPECT_EQ(in.args[position(s, "storage_offset")].toInt(), 0) << how.name;
+  for (const auto& [name, overload] :
+       std::vector<std::pair<const char*, const char*>>{{"aten::set_", "source_Tensor_storage_offset"},
+                                                        {"aten::set_", "source_Storage_storage_offset"},
+                                                        {"aten::set", "source_Storage_storage_offset"}}) {
+    const auto& s = op(name, overload).schema();
+    for (const Synthesis& how : synthesis_variants(s)) {
+      const SampleInputs in = make_inputs(s, at::kFloat, spec, nullptr, "k", &how);
+      EXPECT_EQ(in.args[position(s, "storage_offset")].toInt(), 0) << name << "." << overload << " " << how.name;
+    }
   }
 }
 
