@@ -9,8 +9,9 @@
 //   result <i> <json>     after it (a ProbeResult); the worker is then idle again
 //   retire                before a result, when the probe left the device unusable (see Note [Unusable device]):
 //                         the worker exits after that result, and a new one takes the rest of its work
-// Work is handed out by operator: a worker gets every dtype of one operator before the next operator (its caches
-// stay warm), and idle workers take the next operator in plan order, so a slow operator holds up one worker only.
+// Work is handed out by operator name: a worker gets every overload and dtype of one operator before the next (its
+// caches stay warm: kernels compiled at first use, synthesis that worked), and idle workers take the next operator in
+// plan order, so a slow operator holds up one worker only.
 // A worker that dies while probe i is out gets i recorded as a crash and is restarted, and the restarted worker goes
 // on with the rest of that operator; one whose probe outlives --timeout is killed, i is recorded as a timeout, and it
 // restarts likewise. When that happens before "target <i>", it was the CPU reference that crashed or hung: i is a
@@ -963,12 +964,14 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     env.torch_version = recorded.environment->torch_version;
   }
 
-  // What is left to run, by operator, in plan order.
+  // What is left to run, by operator name (every overload: logaddexp and logaddexp.out meet the same kernels, which
+  // CUDA compiles at first use in each process), in plan order.
+  const auto name_of = [](const std::string& op) { return op.substr(0, op.find('.', op.find("::"))); };
   std::vector<std::vector<size_t>> groups;
   size_t to_run = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
     if (done[i]) continue;
-    if (groups.empty() || plan[groups.back().front()].op != plan[i].op) groups.emplace_back();
+    if (groups.empty() || name_of(plan[groups.back().front()].op) != name_of(plan[i].op)) groups.emplace_back();
     groups.back().push_back(i);
     ++to_run;
   }
