@@ -27,6 +27,14 @@ TEST(Result, SkipReasonsNameWhoseLimitItIs) {
             "no_cpu_kernel");
   EXPECT_EQ(reason_of("no reference: the CPU raised: This PyTorch installation was not built with FBGEMM operators"),
             "no_cpu_kernel");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: gather: You passed a dimname (string) to this op in place of a "
+                      "dimension index but it does not yet support this behavior. Please pass a dimension index to "
+                      "work around this."),
+            "no_cpu_kernel");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: convolution_overrideable not implemented. You are likely "
+                      "triggering this with tensor backend other than CPU/CUDA/MKLDNN, if this is intended, please use "
+                      "TORCH_LIBRARY_IMPL to override this function "),
+            "no_cpu_kernel");
   EXPECT_EQ(reason_of("no reference: the CPU raised: \"elu_cpu\" not implemented for 'Long'"), "cpu_dtype");
   EXPECT_EQ(reason_of("no reference: the CPU raised: result type Float can't be cast to the desired output type Int"),
             "cpu_dtype");
