@@ -799,10 +799,10 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
     }
   }
   if (!sample) make_well_posed(schema, op, in.args, dtype, maker.gen());
-  if (op.named) {  // the first tensor and the first tensor list get dimension names
+  if (op.named) {  // the first tensor and the first tensor list get dimension names (an in-place self too)
     bool tensor = false, list = false;
     for (size_t i = 0; i < in.args.size(); ++i) {
-      if (is_write(schema.arguments()[i])) continue;
+      if (is_out_argument(schema.arguments()[i])) continue;
       if (in.args[i].isTensor() && !tensor) {
         tensor = true;
         name_dimensions(in.args[i]);

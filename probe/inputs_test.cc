@@ -116,12 +116,15 @@ TEST(Inputs, StringsListsOfScalarsIndexListsAndDimensionNames) {
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
   const Spec spec = spec_with("");
   for (const char* op : {"aten::einsum", "aten::scatter_reduce.two", "aten::_foreach_add.ScalarList", "aten::index_put",
-                         "aten::sum.dim_DimnameList", "aten::transpose.Dimname"}) {
+                         "aten::sum.dim_DimnameList", "aten::transpose.Dimname", "aten::cumsum_.dimname"}) {
     const ProbeResult r = probe_op(cpu, spec, op, "float32");
     EXPECT_EQ(r.verdict, Verdict::kPass) << op << ": " << r.message;
   }
   const SampleInputs named = make_inputs(schema("aten::sum", "dim_DimnameList"), at::kFloat, spec, nullptr, "k");
   EXPECT_TRUE(named.args[0].toTensor().has_names());
+  // An in-place operator's self gets the names too.
+  EXPECT_TRUE(
+      make_inputs(schema("aten::cumsum_", "dimname"), at::kFloat, spec, nullptr, "k").args[0].toTensor().has_names());
 }
 
 TEST(ProbeOp, CpuSelfCheckPassesAndSkipsSayWhy) {
