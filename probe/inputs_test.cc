@@ -143,6 +143,20 @@ TEST(ProbeOp, CpuSelfCheckPassesAndSkipsSayWhy) {
   EXPECT_EQ(probe_op(cpu, spec, "aten::no_such_op", "float32").message, "no such operator in this libtorch");
 }
 
+// Note [Rejected in one dtype]: inputs the CPU took in float32 and rejects in int64 make an int64 skip the dtype's.
+TEST(ProbeOp, InputsTheCpuTookInAnotherDtypeMakeTheSkipTheDtypes) {
+  const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  const Spec spec = spec_with("");
+  set_recordings_choice("none");
+  const ProbeResult f32 = probe_op(cpu, spec, "aten::linalg_cholesky", "float32");
+  const ProbeResult i64 = probe_op(cpu, spec, "aten::linalg_cholesky", "int64");
+  set_recordings_choice("");
+  EXPECT_EQ(f32.verdict, Verdict::kPass) << f32.message;
+  EXPECT_EQ(i64.verdict, Verdict::kSkip);
+  EXPECT_EQ(skip_reason(i64), "cpu_dtype") << i64.message;
+  EXPECT_NE(i64.message.find("inputs in float32 but not in int64"), std::string::npos) << i64.message;
+}
+
 TEST(ProbeOp, AReferenceThatDiffersFromItselfIsNoReference) {
   // randn compared by value: every CPU run draws other numbers, so a mismatch says nothing about the target.
   const Spec spec = parse_spec("ops:\n  aten::randn: {compare: values}\n", "s.yaml", {"aten::randn"});

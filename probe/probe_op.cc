@@ -357,6 +357,21 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
   }
   if (!any_run) r.message = skip_reason;
 
+  // Note [Rejected in one dtype]
+  // A worker probes every dtype of an operator in plan order. When the CPU took the operator's inputs in an earlier
+  // dtype (synthesis tries the shapes that worked there first) and rejects them in this one, it is the dtype the CPU
+  // does not take, whatever the error says ("A must be batches of square matrices" for int64 linalg_cholesky).
+  static std::unordered_map<std::string, std::string> accepted_in;  // operator -> the first dtype the CPU took
+  if (r.verdict != Verdict::kSkip) {
+    accepted_in.emplace(op_name, dtype_label);
+  } else if (const auto it = accepted_in.find(op_name); it != accepted_in.end() && it->second != dtype_label &&
+                                                        mps_audit::skip_reason(r) == "cpu_rejects_inputs") {
+    const std::string raised = "no reference: the CPU raised: ";
+    const std::string why = r.message.rfind(raised, 0) == 0 ? r.message.substr(raised.size()) : r.message;
+    r.message = fmt::format("no reference: the CPU takes this operator's inputs in {} but not in {}: {}", it->second,
+                            dtype_label, why);
+  }
+
   if (entry && r.verdict != Verdict::kSkip) {
     for (const auto& k : entry->xfail) {
       if (!k.applies(target.name, dtype_label, target.macos_major, target.torch_version)) continue;

@@ -45,6 +45,7 @@ std::string_view skip_reason(const ProbeResult& r) {
   if (m.rfind("cannot synthesize", 0) == 0) return "no_inputs";
   if (has("CPU run killed") || has("CPU run did not finish")) return "cpu_crash";
   if (has("CPU gives different results from run to run")) return "cpu_unstable";
+  if (has("the CPU takes this operator's inputs in ")) return "cpu_dtype";  // Note [Rejected in one dtype]
   // No kernel, or a stub that raises whatever it is given: an overload named tensors do not support yet, a hook
   // for out-of-tree backends.
   if ((has("Could not run '") && has("'CPU' backend")) || has("not built with") || has("not compiled with") ||

@@ -36,6 +36,10 @@ TEST(Result, SkipReasonsNameWhoseLimitItIs) {
                       "TORCH_LIBRARY_IMPL to override this function "),
             "no_cpu_kernel");
   EXPECT_EQ(reason_of("no reference: the CPU raised: \"elu_cpu\" not implemented for 'Long'"), "cpu_dtype");
+  EXPECT_EQ(
+      reason_of("no reference: the CPU takes this operator's inputs in float32 but not in int64: linalg.cholesky: "
+                "A must be batches of square matrices, but they are 3 by 4 matrices"),
+      "cpu_dtype");
   EXPECT_EQ(reason_of("no reference: the CPU raised: result type Float can't be cast to the desired output type Int"),
             "cpu_dtype");
   EXPECT_EQ(reason_of("no reference: the CPU raised: Dimension out of range (expected to be in range of [-2, 1], "
