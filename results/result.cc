@@ -46,15 +46,18 @@ std::string_view skip_reason(const ProbeResult& r) {
   if (has("CPU run killed") || has("CPU run did not finish")) return "cpu_crash";
   if (has("CPU gives different results from run to run")) return "cpu_unstable";
   if (has("the CPU takes this operator's inputs in ")) return "cpu_dtype";  // Note [Rejected in one dtype]
-  // No kernel, or a stub that raises whatever it is given: an overload named tensors do not support yet, a hook
-  // for out-of-tree backends.
-  if ((has("Could not run '") && has("'CPU' backend")) || has("not built with") || has("not compiled with") ||
+  // No kernel, or a stub that raises whatever it is given (an overload named tensors do not support yet, a hook for
+  // out-of-tree backends, an overload removed in favour of another), or a CPU path that needs a backend this
+  // libtorch lacks (pin_memory needs CUDA).
+  if ((has("Could not run '") && has("' backend")) || has("not built with") || has("not compiled with") ||
       has("without ATen_cuda") || has("in place of a dimension index but it does not yet support this behavior") ||
+      has("is not yet supported with named tensors") || has("is no longer supported") ||
       has("You are likely triggering this with tensor backend other than")) {
     return "no_cpu_kernel";
   }
-  for (const char* dtype_words : {"not implemented for '", "can't be cast to the desired output type", "scalar type",
-                                  "floating point", "floating-point", "complex", "integral", "Integer division"}) {
+  for (const char* dtype_words :
+       {"not implemented for '", "can't be cast to the desired output type", "scalar type", "floating point",
+        "floating-point", "complex", "integral", "Integer division", "the operation's result requires dtype"}) {
     if (has(dtype_words)) return "cpu_dtype";
   }
   return "cpu_rejects_inputs";

@@ -57,7 +57,8 @@ struct ProbeResult {
 //   spec                the spec says so
 //   no_inputs           no inputs could be made for an argument's type: a sample in the spec would help
 //   no_cpu_kernel       the CPU has no kernel for the operator (CUDA-only, or a library this libtorch lacks), or
-//                       only a stub that raises for any input (a Dimname overload not supported yet)
+//                       only a stub that raises for any input (a Dimname overload not supported yet), or a CPU
+//                       path that needs a backend this libtorch lacks
 //   cpu_dtype           the CPU kernel refuses the dtype: the operator does not take it
 //   cpu_rejects_inputs  the CPU refused every synthesized input: a sample in the spec would help
 //   cpu_crash           the CPU reference crashed or did not finish

@@ -35,6 +35,16 @@ TEST(Result, SkipReasonsNameWhoseLimitItIs) {
                       "triggering this with tensor backend other than CPU/CUDA/MKLDNN, if this is intended, please use "
                       "TORCH_LIBRARY_IMPL to override this function "),
             "no_cpu_kernel");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: aten::norm.ScalarOpt_dim is not yet supported with named tensors. "
+                      "Please drop names via `tensor = tensor.rename(None)`, call the op with an unnamed tensor, and "
+                      "set names on the result of the operation."),
+            "no_cpu_kernel");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: Could not run 'aten::_pin_memory' with arguments from the 'CUDA' "
+                      "backend. This could be because the operator doesn't exist for this backend"),
+            "no_cpu_kernel");
+  EXPECT_EQ(reason_of("no reference: the CPU raised: the base given to float_power_ has dtype Float but the "
+                      "operation's result requires dtype Double"),
+            "cpu_dtype");
   EXPECT_EQ(reason_of("no reference: the CPU raised: \"elu_cpu\" not implemented for 'Long'"), "cpu_dtype");
   EXPECT_EQ(
       reason_of("no reference: the CPU takes this operator's inputs in float32 but not in int64: linalg.cholesky: "
