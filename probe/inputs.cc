@@ -13,6 +13,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/argsort.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/eye.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
@@ -659,7 +660,10 @@ SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10
     const auto empty_like_return = [&](const c10::IValue& v) {
       if (!v.isTensor() || !v.toTensor().defined()) return at::empty({0}, at::TensorOptions().dtype(fallback));
       const at::Tensor t = v.toTensor();
-      if (t.layout() != c10::kStrided || t.is_quantized()) return at::empty({0}, t.options());
+      if (t.layout() != c10::kStrided || t.is_quantized()) {
+        // Sparse compressed layouts have no size-0 tensor: one shaped like the return.
+        return t.layout() == c10::kSparse || t.is_quantized() ? at::empty({0}, t.options()) : at::empty_like(t);
+      }
       return at::zeros(t.sizes(), at::TensorOptions().dtype(t.scalar_type()));
     };
     if (arg.real_type()->str().rfind("Tensor[]", 0) == 0) {
@@ -702,6 +706,15 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       if (auto it = sample->args.find(arg.name()); it != sample->args.end()) {
         c10::IValue v = maker.from_spec(it->second);
         if (op.named && v.isInt() && arg.real_type()->str() == "str") v = dimname(v.toInt());  // dim: 1 -> d1
+        const std::string arg_type = arg.real_type()->str();
+        if (v.isString() && (arg_type == "ScalarType" || arg_type == "ScalarType?")) {  // dtype: quint8, int32, ...
+          static const std::map<std::string, c10::ScalarType> kQuantized = {{"qint8", c10::ScalarType::QInt8},
+                                                                            {"quint8", c10::ScalarType::QUInt8},
+                                                                            {"qint32", c10::ScalarType::QInt32}};
+          const std::string name = v.toStringRef();
+          const auto q = kQuantized.find(name);
+          if (const auto t = q != kQuantized.end() ? std::optional(q->second) : parse_dtype(name)) v = *t;
+        }
         if (v.isTensorList() && arg.real_type()->str() == "Tensor?[]") {  // indices of index/index_put
           c10::List<c10::optional<at::Tensor>> optional_list;
           for (at::Tensor t : v.toTensorList()) optional_list.push_back(t);

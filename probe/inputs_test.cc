@@ -157,6 +157,16 @@ TEST(ProbeOp, InputsTheCpuTookInAnotherDtypeMakeTheSkipTheDtypes) {
   EXPECT_NE(i64.message.find("inputs in float32 but not in int64"), std::string::npos) << i64.message;
 }
 
+// A sparse compressed result has no size-0 tensor to stand for its out= argument: the out tensor is shaped like it.
+TEST(ProbeOp, OutVariantsOfSparseCompressedResultsGetAVerdict) {
+  const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  const Spec spec = spec_with("");
+  set_recordings_choice("none");
+  const ProbeResult r = probe_op(cpu, spec, "aten::to_sparse_csr.out", "float32");
+  set_recordings_choice("");
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+}
+
 TEST(ProbeOp, AReferenceThatDiffersFromItselfIsNoReference) {
   // randn compared by value: every CPU run draws other numbers, so a mismatch says nothing about the target.
   const Spec spec = parse_spec("ops:\n  aten::randn: {compare: values}\n", "s.yaml", {"aten::randn"});
