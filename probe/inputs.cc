@@ -797,8 +797,10 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
       in.args.push_back(scalars);
     } else if (type == "bool") {
       in.args.push_back(false);
-    } else if (type == "bool[]") {  // output_mask of backward ops: every gradient
-      in.args.push_back(c10::List<bool>({true, true, true}));
+    } else if (type == "bool[]") {  // output_mask of backward ops: every gradient (bool[2], bool[3], bool[4])
+      c10::List<bool> every;
+      for (int64_t i = 0; i < arg.N().value_or(3); ++i) every.push_back(true);
+      in.args.push_back(std::move(every));
     } else if (type == "ScalarType") {
       in.args.push_back(dtype);
     } else if (type == "Storage") {  // set_.source_Storage: the storage of a default tensor

@@ -167,6 +167,21 @@ TEST(ProbeOp, OutVariantsOfSparseCompressedResultsGetAVerdict) {
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
 }
 
+// bool[N] output masks get N entries: a backward's schema fixes how many gradients it can compute.
+TEST(Inputs, OutputMasksHaveTheSchemasLength) {
+  const Spec spec = spec_with("");
+  const auto mask_of = [&](const char* name, const char* overload) {
+    const c10::FunctionSchema& s = schema(name, overload);
+    const SampleInputs in = make_inputs(s, at::kFloat, spec, nullptr, "k");
+    for (size_t i = 0; i < s.arguments().size(); ++i) {
+      if (s.arguments()[i].real_type()->str() == "bool[]") return in.args.at(i).toBoolList().size();
+    }
+    return size_t{0};
+  };
+  EXPECT_EQ(mask_of("aten::grid_sampler_3d_backward", ""), 2u);
+  EXPECT_EQ(mask_of("aten::native_layer_norm_backward", ""), 3u);
+}
+
 TEST(ProbeOp, AReferenceThatDiffersFromItselfIsNoReference) {
   // randn compared by value: every CPU run draws other numbers, so a mismatch says nothing about the target.
   const Spec spec = parse_spec("ops:\n  aten::randn: {compare: values}\n", "s.yaml", {"aten::randn"});
