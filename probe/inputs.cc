@@ -707,6 +707,11 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
         c10::IValue v = maker.from_spec(it->second);
         if (op.named && v.isInt() && arg.real_type()->str() == "str") v = dimname(v.toInt());  // dim: 1 -> d1
         const std::string arg_type = arg.real_type()->str();
+        if (v.isDoubleList() && arg_type == "Scalar[]") {  // spacing: [0.5, 2.0]
+          c10::impl::GenericList scalars(c10::NumberType::get());
+          for (const double x : v.toDoubleVector()) scalars.push_back(c10::IValue(x));
+          v = scalars;
+        }
         if (v.isString() && (arg_type == "ScalarType" || arg_type == "ScalarType?")) {  // dtype: quint8, int32, ...
           static const std::map<std::string, c10::ScalarType> kQuantized = {{"qint8", c10::ScalarType::QInt8},
                                                                             {"quint8", c10::ScalarType::QUInt8},

@@ -167,6 +167,27 @@ TEST(ProbeOp, OutVariantsOfSparseCompressedResultsGetAVerdict) {
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
 }
 
+// Spec values convert to the schema's type: a list of numbers to Scalar[], a dtype name to a ScalarType.
+TEST(Inputs, SpecListsOfNumbersAndDtypeNamesConvert) {
+  const Spec spec = parse_spec(R"(
+ops:
+  aten::gradient.scalarrayarray:
+    samples: [{args: {self: {shape: [3, 4]}, spacing: [0.5, 2.0], dim: [0, 1], edge_order: 1}}]
+  aten::_empty_affine_quantized:
+    samples: [{args: {size: [3, 4], dtype: quint8, scale: 0.1, zero_point: 2}}]
+)",
+                               "s.yaml", {"aten::gradient.scalarrayarray", "aten::_empty_affine_quantized"});
+  for (const auto& [name, overload] : std::vector<std::pair<const char*, const char*>>{
+           {"aten::gradient", "scalarrayarray"}, {"aten::_empty_affine_quantized", ""}}) {
+    const auto handle = c10::Dispatcher::singleton().findOp({name, overload});
+    ASSERT_TRUE(handle.has_value()) << name;
+    const std::string key = std::string(name) + (*overload ? std::string(".") + overload : "");
+    const SampleInputs in = make_inputs(handle->schema(), at::kFloat, spec, &spec.find(key)->samples[0], "k");
+    torch::jit::Stack stack = in.args;
+    EXPECT_NO_THROW(handle->callBoxed(&stack)) << key;
+  }
+}
+
 // bool[N] output masks get N entries: a backward's schema fixes how many gradients it can compute.
 TEST(Inputs, OutputMasksHaveTheSchemasLength) {
   const Spec spec = spec_with("");
