@@ -34,6 +34,14 @@
 namespace mps_audit {
 namespace {
 
+// The quantized dtypes a spec names: qint8, quint8, qint32.
+std::optional<c10::ScalarType> quantized_dtype(const std::string& name) {
+  if (name == "qint8") return c10::ScalarType::QInt8;
+  if (name == "quint8") return c10::ScalarType::QUInt8;
+  if (name == "qint32") return c10::ScalarType::QInt32;
+  return std::nullopt;
+}
+
 class Maker {
  public:
   Maker(c10::ScalarType dtype, const Spec& spec, std::vector<int64_t> shape, uint64_t seed)
@@ -96,10 +104,7 @@ class Maker {
                   .view(t.sizes());
         }
         if (!a.quantized.empty()) {
-          const auto qtype = a.quantized == "qint8"    ? c10::ScalarType::QInt8
-                             : a.quantized == "quint8" ? c10::ScalarType::QUInt8
-                                                       : c10::ScalarType::QInt32;
-          t = at::quantize_per_tensor(t, a.scale, a.zero_point, qtype);
+          t = at::quantize_per_tensor(t, a.scale, a.zero_point, *quantized_dtype(a.quantized));  // the spec checked it
         }
         if (a.layout != "strided") {  // half the elements zero, so that the sparse tensor is sparse
           t = t.mul(
@@ -713,12 +718,8 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
           v = scalars;
         }
         if (v.isString() && (arg_type == "ScalarType" || arg_type == "ScalarType?")) {  // dtype: quint8, int32, ...
-          static const std::map<std::string, c10::ScalarType> kQuantized = {{"qint8", c10::ScalarType::QInt8},
-                                                                            {"quint8", c10::ScalarType::QUInt8},
-                                                                            {"qint32", c10::ScalarType::QInt32}};
           const std::string name = v.toStringRef();
-          const auto q = kQuantized.find(name);
-          if (const auto t = q != kQuantized.end() ? std::optional(q->second) : parse_dtype(name)) v = *t;
+          if (const auto t = quantized_dtype(name) ? quantized_dtype(name) : parse_dtype(name)) v = *t;
         }
         if (v.isTensorList() && arg.real_type()->str() == "Tensor?[]") {  // indices of index/index_put
           c10::List<c10::optional<at::Tensor>> optional_list;

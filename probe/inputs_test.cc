@@ -188,6 +188,23 @@ ops:
   }
 }
 
+// A half-precision result compared with a reference computed in float32 gets at least atol = rtol = 1e-2; a looser
+// spec tolerance stays; with a reference in the dtype itself the spec's or each output's default holds.
+TEST(ProbeOp, AFloat32ReferenceForHalfPrecisionIsComparedAsPyTorchsMpsTestsDo) {
+  EXPECT_FALSE(comparison_tolerance(nullptr, at::kHalf, false));
+  const auto widened = comparison_tolerance(nullptr, at::kHalf, true);
+  ASSERT_TRUE(widened);
+  EXPECT_EQ(widened->atol, 1e-2);
+  EXPECT_EQ(widened->rtol, 1e-2);
+  const Tolerance loose{0.05, 0.1};
+  const auto kept = comparison_tolerance(&loose, at::kBFloat16, true);
+  EXPECT_EQ(kept->atol, 0.05);
+  EXPECT_EQ(kept->rtol, 0.1);
+  const Tolerance tight{1e-6, 1e-6};
+  EXPECT_EQ(comparison_tolerance(&tight, at::kHalf, false)->atol, 1e-6);
+  EXPECT_EQ(comparison_tolerance(&tight, at::kHalf, true)->rtol, 1e-2);
+}
+
 // bool[N] output masks get N entries: a backward's schema fixes how many gradients it can compute.
 TEST(Inputs, OutputMasksHaveTheSchemasLength) {
   const Spec spec = spec_with("");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct ProbeTarget {
   int macos_major = 0;        // of the (real or emulated) MPS device; 0 for other targets
   std::string torch_version;  // of the linked libtorch, for the spec's conditions
 };
+
+// The tolerance a comparison uses: the spec's for the operator and dtype, else (nullopt) each output's dtype's
+// default; where the CPU has no kernel for a low-precision dtype and the reference was computed in float32, the
+// spec's or the probed dtype's, widened to at least atol = rtol = 1e-2.
+std::optional<Tolerance> comparison_tolerance(const Tolerance* spec_tolerance, c10::ScalarType dtype,
+                                              bool reference_in_float32);
 
 // The first line of what an exception says; for a c10::Error, without the C++ backtrace libtorch appends.
 std::string error_text(const std::exception& e);

@@ -117,6 +117,23 @@ TEST(Recordings, ProbeOpReplaysThemBeforeSynthesis) {
   EXPECT_EQ(synthesized.sample.rfind("recorded", 0), std::string::npos);
 }
 
+// add.out has no recordings of its own: it replays add.Tensor's, with an out tensor shaped like add's result.
+TEST(Recordings, AnOutVariantReplaysItsFunctionalTwinsRecordings) {
+  TempDir dir;
+  set_recordings_choice(write_recording(dir, test_calls()));
+  const Spec spec = parse_spec("", "s.yaml", {});
+  ProbeTarget cpu;
+  cpu.name = "cpu";
+  const ProbeResult out = probe_op(cpu, spec, "aten::add.out", "float32");
+  const ProbeResult mul_out = probe_op(cpu, spec, "aten::mul.out", "float32");  // mul.Tensor's calls were dropped
+  set_recordings_choice("");
+  EXPECT_EQ(out.verdict, Verdict::kPass) << out.message;
+  EXPECT_EQ(out.sample, "recorded:0:twin");
+  EXPECT_EQ(out.samples, 1);
+  EXPECT_EQ(mul_out.verdict, Verdict::kPass) << mul_out.message;
+  EXPECT_EQ(mul_out.sample.rfind("recorded", 0), std::string::npos) << mul_out.sample;
+}
+
 TEST(Recordings, TheShippedRecordingsOfTheLinkedReleaseLoad) {
   const std::string path = default_recordings_path();
   if (path.empty()) GTEST_SKIP() << "no recorded samples shipped for this libtorch";
