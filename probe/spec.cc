@@ -297,8 +297,7 @@ class Reader {
     if (!n.IsMap() || !n["torch"]) return false;
     std::string min, max;
     torch_range(n["torch"], min, max);
-    return (!min.empty() && compare_versions(torch_version_, min) < 0) ||
-           (!max.empty() && compare_versions(torch_version_, max) > 0);
+    return !within_versions(torch_version_, min, max);
   }
 
   OpSpec op(const YAML::Node& key, const YAML::Node& n) const {
@@ -421,6 +420,10 @@ int compare_versions(const std::string& a, const std::string& b) {
   return 0;
 }
 
+bool within_versions(const std::string& version, const std::string& min, const std::string& max) {
+  return (min.empty() || compare_versions(version, min) >= 0) && (max.empty() || compare_versions(version, max) <= 0);
+}
+
 bool KnownFailure::applies(const std::string& target, const std::string& dtype, int macos_major,
                            const std::string& torch_version) const {
   if (!targets.empty() && std::find(targets.begin(), targets.end(), target) == targets.end()) return false;
@@ -430,9 +433,7 @@ bool KnownFailure::applies(const std::string& target, const std::string& dtype, 
     if (macos_min && macos_major < macos_min) return false;
     if (macos_max && macos_major > macos_max) return false;
   }
-  if (!torch_min.empty() && compare_versions(torch_version, torch_min) < 0) return false;
-  if (!torch_max.empty() && compare_versions(torch_version, torch_max) > 0) return false;
-  return true;
+  return within_versions(torch_version, torch_min, torch_max);
 }
 
 const OpSpec* Spec::find(const std::string& op_name) const {

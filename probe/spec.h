@@ -63,6 +63,8 @@ struct KnownFailure {
 
 // Compares dotted versions numerically ("2.10" > "2.9"); missing components count as 0.
 int compare_versions(const std::string& a, const std::string& b);
+// Whether `version` lies within [min, max], both inclusive; an empty bound is no bound.
+bool within_versions(const std::string& version, const std::string& min, const std::string& max);
 
 struct OpSpec {
   std::string name;  // "aten::sum" (every overload) or "aten::sum.dim_IntList"

@@ -132,6 +132,14 @@ ops:
       [](const std::string& t) { parse_spec(t, "s.yaml", {"aten::sin"}, "1.13.1"); });
 }
 
+TEST(Spec, VersionRangesIncludeTheirBounds) {
+  EXPECT_TRUE(within_versions("2.1", "2.1", "2.5"));
+  EXPECT_TRUE(within_versions("2.5.1", "", "2.5.1"));
+  EXPECT_TRUE(within_versions("1.13.0", "", ""));
+  EXPECT_FALSE(within_versions("2.10", "", "2.9"));
+  EXPECT_FALSE(within_versions("1.13.1", "2.0", ""));
+}
+
 TEST(Spec, ComparesVersionsNumerically) {
   EXPECT_LT(compare_versions("2.9", "2.10"), 0);
   EXPECT_EQ(compare_versions("2.1", "2.1.0"), 0);
