@@ -69,4 +69,8 @@ std::vector<std::string> split_list(std::string_view text, char sep) {
   return out;
 }
 
+std::string base_operator_name(const std::string& op) {
+  return op.substr(0, op.find('.', op.find("::")));
+}
+
 }  // namespace mps_audit

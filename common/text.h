@@ -1,4 +1,4 @@
-// Small text helpers shared by the diagnostics: "did you mean" suggestions and splitting.
+// Small text helpers: "did you mean" suggestions for diagnostics, splitting, operator names.
 #pragma once
 
 #include <string>
@@ -16,6 +16,10 @@ std::vector<std::string> nearest_names(std::string_view word, const std::vector<
 
 // " (did you mean 'a' or 'b'?)" or "" when there is nothing close.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// A qualified operator name without its overload: "aten::add.Tensor" -> "aten::add" (a bare one is returned as it
+// is).
+std::string base_operator_name(const std::string& op);
 
 // Splits on `sep`, trimming spaces around each piece and dropping empty pieces.
 std::vector<std::string> split_list(std::string_view text, char sep = ',');

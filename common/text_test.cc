@@ -26,6 +26,12 @@ TEST(DidYouMean, FormatsOneOrSeveralSuggestions) {
   EXPECT_EQ(did_you_mean("zzzzzz", {"sin"}), "");
 }
 
+TEST(BaseOperatorName, DropsTheOverloadOnly) {
+  EXPECT_EQ(base_operator_name("aten::add.Tensor"), "aten::add");
+  EXPECT_EQ(base_operator_name("aten::sin"), "aten::sin");
+  EXPECT_EQ(base_operator_name("aten::_foreach_add_.List"), "aten::_foreach_add_");
+}
+
 TEST(SplitList, TrimsAndDropsEmptyPieces) {
   EXPECT_EQ(split_list(" CPU, CUDA ,,MPS "), std::vector<std::string>({"CPU", "CUDA", "MPS"}));
   EXPECT_TRUE(split_list("").empty());

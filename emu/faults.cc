@@ -37,10 +37,7 @@ FaultPlan FaultPlan::parse(std::string_view spec) {
 std::optional<FaultKind> FaultPlan::fault_for(const std::string& op_name) const {
   if (faults_.empty()) return std::nullopt;
   if (auto it = faults_.find(op_name); it != faults_.end()) return it->second;
-  const size_t dot = op_name.find('.', op_name.find("::"));
-  if (dot != std::string::npos) {
-    if (auto it = faults_.find(op_name.substr(0, dot)); it != faults_.end()) return it->second;
-  }
+  if (auto it = faults_.find(base_operator_name(op_name)); it != faults_.end()) return it->second;
   return std::nullopt;
 }
 

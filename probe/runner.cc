@@ -966,12 +966,12 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
 
   // What is left to run, by operator name (every overload: logaddexp and logaddexp.out meet the same kernels, which
   // CUDA compiles at first use in each process), in plan order.
-  const auto name_of = [](const std::string& op) { return op.substr(0, op.find('.', op.find("::"))); };
   std::vector<std::vector<size_t>> groups;
   size_t to_run = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
     if (done[i]) continue;
-    if (groups.empty() || name_of(plan[groups.back().front()].op) != name_of(plan[i].op)) groups.emplace_back();
+    if (groups.empty() || base_operator_name(plan[groups.back().front()].op) != base_operator_name(plan[i].op))
+      groups.emplace_back();
     groups.back().push_back(i);
     ++to_run;
   }

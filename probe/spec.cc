@@ -24,7 +24,7 @@ class Reader {
       : path_(std::move(path)), known_ops_(known_ops), torch_version_(std::move(torch_version)) {
     for (const auto& op : known_ops_) {
       known_.insert(op);
-      known_.insert(op.substr(0, op.find('.', op.find("::"))));
+      known_.insert(base_operator_name(op));
     }
   }
 
@@ -438,10 +438,7 @@ bool KnownFailure::applies(const std::string& target, const std::string& dtype, 
 
 const OpSpec* Spec::find(const std::string& op_name) const {
   if (auto it = ops.find(op_name); it != ops.end()) return &it->second;
-  const size_t dot = op_name.find('.', op_name.find("::"));
-  if (dot != std::string::npos) {
-    if (auto it = ops.find(op_name.substr(0, dot)); it != ops.end()) return &it->second;
-  }
+  if (auto it = ops.find(base_operator_name(op_name)); it != ops.end()) return &it->second;
   return nullptr;
 }
 
