@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/gather.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/view_as_real.h>
+#include <ATen/ops/zeros.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -63,6 +65,99 @@ at::Tensor aligned(const at::Tensor& e, const at::Tensor& a, int64_t dim) {
   return aw.mul(phase).to(a.scalar_type());
 }
 
+// Note [Comparing element by element]
+// A probe compares every output of every sample, and most outputs are a few dozen elements: the comparison is one
+// pass over both tensors' memory, not a chain of ATen operators (each of which costs microseconds to dispatch and
+// allocate, far more than the arithmetic). Every element is read as a double (complex ones as two, real part
+// first), and the statistics are what torch.testing.assert_close computes: the absolute difference, allowed up to
+// atol + rtol * |expected|; NaN must meet NaN; an infinity must meet the same infinity. Integers and booleans must be
+// equal, and their largest difference is reported in float64 as well.
+struct ValueStats {
+  int64_t mismatches = 0;
+  int64_t first = -1;  // flat index of the first mismatch (in real and imaginary parts, for complex tensors)
+  double max_abs = 0;  // the largest finite difference
+  double max_rel = 0;  // the largest finite difference relative to |expected| (at least 1e-300)
+};
+
+struct FloatChecker {
+  double atol, rtol;
+  ValueStats s;
+  void operator()(double x, double y, int64_t k) {
+    const bool nan_x = std::isnan(x), nan_y = std::isnan(y);
+    const bool unequal = !(x == y) && !nan_x;  // == covers matching infinities
+    const double diff = std::abs(x - y);
+    const bool infinite = std::isinf(x) || std::isinf(y);
+    // Bad: NaN in one place only; an infinity that is not the same infinity on both sides (its tolerance would be
+    // infinite too); otherwise a difference beyond tolerance.
+    const bool bad = nan_x != nan_y || (infinite && unequal) || (diff > std::abs(x) * rtol + atol && unequal);
+    if (std::isfinite(diff)) {
+      s.max_abs = std::max(s.max_abs, diff);
+      s.max_rel = std::max(s.max_rel, diff / std::max(std::abs(x), 1e-300));
+    }
+    if (bad && s.mismatches++ == 0) s.first = k;
+  }
+};
+
+template <typename T>
+ValueStats scan(const T* e, const T* a, int64_t n, const Tolerance& t) {
+  if constexpr (c10::is_complex<T>::value) {
+    FloatChecker check{t.atol, t.rtol, {}};
+    for (int64_t i = 0; i < n; ++i) {
+      check(static_cast<double>(e[i].real()), static_cast<double>(a[i].real()), 2 * i);
+      check(static_cast<double>(e[i].imag()), static_cast<double>(a[i].imag()), 2 * i + 1);
+    }
+    return check.s;
+  } else if constexpr (std::is_floating_point<T>::value || std::is_same<T, c10::Half>::value ||
+                       std::is_same<T, c10::BFloat16>::value) {
+    FloatChecker check{t.atol, t.rtol, {}};
+    for (int64_t i = 0; i < n; ++i) check(static_cast<double>(e[i]), static_cast<double>(a[i]), i);
+    return check.s;
+  } else {
+    ValueStats s;
+    for (int64_t i = 0; i < n; ++i) {
+      if (e[i] == a[i]) continue;
+      if (s.mismatches++ == 0) s.first = i;
+      s.max_abs = std::max(s.max_abs, std::abs(static_cast<double>(e[i]) - static_cast<double>(a[i])));
+    }
+    return s;
+  }
+}
+
+// `e` and `a`: contiguous CPU tensors of one dtype and size. Dtypes beyond the usual ones are widened first, without
+// changing a value: other floating types to float64, other complex types to their parts in float64 (in the order
+// a complex tensor's parts are stored), other integer types to int64 (the unsigned ones by their bits, so that equal
+// stays equal).
+ValueStats value_stats(at::Tensor e, at::Tensor a, const Tolerance& t) {
+  switch (e.scalar_type()) {
+    case c10::ScalarType::Float:
+    case c10::ScalarType::Double:
+    case c10::ScalarType::Half:
+    case c10::ScalarType::BFloat16:
+    case c10::ScalarType::ComplexFloat:
+    case c10::ScalarType::ComplexDouble:
+    case c10::ScalarType::Long:
+    case c10::ScalarType::Int:
+    case c10::ScalarType::Short:
+    case c10::ScalarType::Char:
+    case c10::ScalarType::Byte:
+    case c10::ScalarType::Bool: break;
+    default:
+      if (e.is_complex()) {  // by parts, interleaved as a complex tensor's are
+        e = at::view_as_real(e).to(c10::ScalarType::Double);
+        a = at::view_as_real(a).to(c10::ScalarType::Double);
+      } else {
+        const auto wide = e.is_floating_point() ? c10::ScalarType::Double : c10::ScalarType::Long;
+        e = e.to(wide);
+        a = a.to(wide);
+      }
+  }
+  ValueStats s;
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(
+      c10::ScalarType::Half, c10::ScalarType::BFloat16, c10::ScalarType::Bool, e.scalar_type(), "compare",
+      [&] { s = scan(e.data_ptr<scalar_t>(), a.data_ptr<scalar_t>(), e.numel(), t); });
+  return s;
+}
+
 Comparison compare_tensors(const at::Tensor& named_e, const at::Tensor& named_a, CompareMode mode,
                            const Tolerance* tol) {
   if (mode == CompareMode::kVectorsUpToPhase) {
@@ -111,57 +206,35 @@ Comparison compare_tensors(const at::Tensor& named_e, const at::Tensor& named_a,
   }
   // Sparse results are compared by their dense values.
   // Quantized results by the values they stand for.
+  // Zero tensors (_efficientzerotensor: no memory behind them) by the zeros they stand for.
   const auto dense = [](const at::Tensor& t) {
     const at::Tensor d = t.layout() == c10::kStrided ? t : t.to_dense();
+    if (d._is_zerotensor()) return at::zeros(d.sizes(), d.options());
     return d.is_quantized() ? d.dequantize() : d;
   };
-  at::Tensor ee = dense(e).resolve_conj().resolve_neg().contiguous().reshape({-1});
-  at::Tensor aa = dense(a).resolve_conj().resolve_neg().contiguous().reshape({-1});
+  at::Tensor ee = dense(e).resolve_conj().resolve_neg().contiguous();
+  at::Tensor aa = dense(a).resolve_conj().resolve_neg().contiguous();
   if (mode == CompareMode::kSorted && !e.is_complex() && e.scalar_type() != c10::ScalarType::Bool) {
-    ee = std::get<0>(ee.sort());
-    aa = std::get<0>(aa.sort());
+    ee = std::get<0>(ee.reshape({-1}).sort());
+    aa = std::get<0>(aa.reshape({-1}).sort());
   }
   const Tolerance t = tol ? *tol : default_tolerance(e.scalar_type());
+  const ValueStats s = value_stats(ee, aa, t);
+  c.mismatches = s.mismatches;
   if (!e.is_floating_point() && !e.is_complex()) {
-    const at::Tensor bad = ee.ne(aa);
-    c.mismatches = bad.sum().item<int64_t>();
     if (c.mismatches > 0) {
-      const int64_t first = bad.to(c10::ScalarType::Byte).argmax().item<int64_t>();
       c.equal = false;
-      c.first_mismatch = index_of(e, first);
+      c.first_mismatch = index_of(e, s.first);
       c.message = fmt::format("{} of {} elements differ; first at {}", c.mismatches, e.numel(), c.first_mismatch);
-      c.max_abs_error = ee.to(c10::ScalarType::Double).sub(aa.to(c10::ScalarType::Double)).abs().max().item<double>();
+      c.max_abs_error = s.max_abs;
     }
     return c;
   }
-  if (e.is_complex()) {  // by parts
-    ee = at::view_as_real(ee).reshape({-1});
-    aa = at::view_as_real(aa).reshape({-1});
-  }
-  ee = ee.to(c10::ScalarType::Double);
-  aa = aa.to(c10::ScalarType::Double);
-  const at::Tensor nan_e = ee.isnan(), nan_a = aa.isnan();
-  const at::Tensor both_equal = ee.eq(aa);  // covers matching infinities
-  const at::Tensor diff = ee.sub(aa).abs();
-  const at::Tensor allowed = ee.abs().mul(t.rtol).add(t.atol);
-  // Bad: NaN in one place only; an infinity that is not the same infinity on both sides (its tolerance would be
-  // infinite too); otherwise a difference beyond tolerance.
-  const at::Tensor unequal = both_equal.logical_not().logical_and(nan_e.logical_not());
-  const at::Tensor infinite = ee.isinf().logical_or(aa.isinf());
-  const at::Tensor bad =
-      nan_e.ne(nan_a).logical_or(infinite.logical_and(unequal)).logical_or(diff.gt(allowed).logical_and(unequal));
-  const at::Tensor finite = diff.isfinite();
-  if (finite.any().item<bool>()) {
-    const at::Tensor fd = diff.masked_select(finite);
-    c.max_abs_error = fd.max().item<double>();
-    c.max_rel_error = fd.div(ee.abs().masked_select(finite).clamp_min(1e-300)).max().item<double>();
-  }
-  c.mismatches = bad.sum().item<int64_t>();
+  c.max_abs_error = s.max_abs;
+  c.max_rel_error = s.max_rel;
   if (c.mismatches > 0) {
-    int64_t first = bad.to(c10::ScalarType::Byte).argmax().item<int64_t>();
-    if (e.is_complex()) first /= 2;
     c.equal = false;
-    c.first_mismatch = index_of(e, first);
+    c.first_mismatch = index_of(e, e.is_complex() ? s.first / 2 : s.first);
     c.message = fmt::format("{} of {} elements differ beyond atol={:g}, rtol={:g}; max abs error {:g}, first at {}",
                             c.mismatches, e.is_complex() ? 2 * e.numel() : e.numel(), t.atol, t.rtol, c.max_abs_error,
                             c.first_mismatch);

@@ -4,12 +4,21 @@
 #include <cmath>
 #include <limits>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/_efficientzerotensor.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/quantize_per_tensor.h>
+#include <ATen/ops/rand.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
+#include <ATen/ops/zeros.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace mps_audit {
@@ -203,6 +212,105 @@ TEST(Compare, IndicesByValuesAlongAReducedDimensionAndFlattened) {
   const at::Tensor zero = at::tensor(std::vector<int64_t>{0}).reshape({}), one = zero.add(1), two = zero.add(2);
   EXPECT_TRUE(compare_outputs(zero, one, CompareMode::kIndicesByValues, nullptr, &flat).equal);
   EXPECT_FALSE(compare_outputs(zero, two, CompareMode::kIndicesByValues, nullptr, &flat).equal);
+}
+
+TEST(Compare, ZeroTensorsByTheZerosTheyStandFor) {
+  const at::Tensor zero = at::_efficientzerotensor({2, 3});  // no memory behind it
+  EXPECT_TRUE(compare_outputs(zero, at::zeros({2, 3}), CompareMode::kValues).equal);
+  EXPECT_TRUE(compare_outputs(at::zeros({2, 3}), zero, CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(zero, at::ones({2, 3}), CompareMode::kValues).equal);
+}
+
+TEST(Compare, NamedViewsByTheirValues) {
+  at::Tensor x = at::randn({1, 3});
+  at::internal_set_names_inplace(x, std::vector<at::Dimname>{at::Dimname::fromSymbol(at::Symbol::dimname("a")),
+                                                             at::Dimname::fromSymbol(at::Symbol::dimname("b"))});
+  const at::Tensor view = x.squeeze(at::Dimname::fromSymbol(at::Symbol::dimname("a")));
+  EXPECT_TRUE(compare_outputs(view, view.clone(), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(view, view.add(1), CompareMode::kValues).equal);
+}
+
+// What assert_close computes, written with ATen operators on float64 copies (complex by parts): the comparison's
+// element loop (Note [Comparing element by element]) must give exactly these figures, to the last bit.
+struct AtenFigures {
+  int64_t mismatches = 0, first = -1;
+  double max_abs = 0, max_rel = 0;
+};
+AtenFigures aten_figures(const at::Tensor& e, const at::Tensor& a, const Tolerance& t) {
+  at::Tensor ee = (e.is_complex() ? at::view_as_real(e) : e).reshape({-1}).to(at::kDouble);
+  at::Tensor aa = (a.is_complex() ? at::view_as_real(a) : a).reshape({-1}).to(at::kDouble);
+  AtenFigures f;
+  const at::Tensor diff = ee.sub(aa).abs();
+  at::Tensor bad;
+  if (!e.is_floating_point() && !e.is_complex()) {
+    bad = ee.ne(aa);
+  } else {
+    const at::Tensor unequal = ee.eq(aa).logical_not().logical_and(ee.isnan().logical_not());
+    const at::Tensor infinite = ee.isinf().logical_or(aa.isinf());
+    bad = ee.isnan()
+              .ne(aa.isnan())
+              .logical_or(infinite.logical_and(unequal))
+              .logical_or(diff.gt(ee.abs().mul(t.rtol).add(t.atol)).logical_and(unequal));
+    const at::Tensor finite = diff.isfinite();
+    if (finite.any().item<bool>()) {
+      f.max_rel = diff.masked_select(finite).div(ee.abs().masked_select(finite).clamp_min(1e-300)).max().item<double>();
+    }
+  }
+  const at::Tensor finite = diff.isfinite();
+  if (finite.any().item<bool>()) f.max_abs = diff.masked_select(finite).max().item<double>();
+  f.mismatches = bad.sum().item<int64_t>();
+  if (f.mismatches > 0) f.first = bad.to(at::kByte).argmax().item<int64_t>();
+  return f;
+}
+
+TEST(Compare, TheElementLoopGivesAssertClosesFiguresExactly) {
+  at::Generator gen = at::detail::createCPUGenerator(7);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const auto type : {at::kFloat, at::kHalf, at::kBFloat16, at::kDouble, at::kComplexFloat, at::kComplexDouble,
+                          at::kLong, at::kInt, at::kShort, at::kChar, at::kByte, at::kBool}) {
+    SCOPED_TRACE(c10::toString(type));
+    for (int round = 0; round < 20; ++round) {
+      at::Tensor base = at::randn({7, 9}, gen).mul(round % 4 == 0 ? 1e3 : 1);
+      at::Tensor other =
+          base.add(at::randn({7, 9}, gen).mul(round % 3 == 0 ? 1e-6 : 1e-2)).where(at::rand({7, 9}, gen).lt(0.3), base);
+      for (const float special : {nan, inf, -inf}) {  // in both, in one only
+        base.view({-1})[(round * 5) % 63].fill_(special);
+        other.view({-1})[(round * 5 + round % 2) % 63].fill_(special);
+      }
+      at::Tensor e = base, a = other;
+      if (c10::isComplexType(type)) {
+        e = at::view_as_complex(at::stack({base, base.flip(0)}, -1)).to(type);
+        a = at::view_as_complex(at::stack({other, base.flip(0)}, -1)).to(type);
+      } else if (c10::isIntegralType(type, /*includeBool=*/true)) {
+        e = base.nan_to_num(0, 100, -100).mul(round % 2 ? 1 : 30).to(type);
+        a = other.nan_to_num(0, 100, -100).mul(round % 2 ? 1 : 30).to(type);
+      } else {
+        e = base.to(type);
+        a = other.to(type);
+      }
+      const Tolerance t = round % 5 == 0 ? Tolerance{1e-2, 1e-2} : default_tolerance(type);
+      const Comparison c = compare_outputs(e, a, CompareMode::kValues, &t);
+      const AtenFigures f = aten_figures(e, a, t);
+      EXPECT_EQ(c.mismatches, f.mismatches);
+      EXPECT_EQ(c.equal, f.mismatches == 0);
+      EXPECT_EQ(c.max_abs_error, f.mismatches > 0 || e.is_floating_point() || e.is_complex() ? f.max_abs : 0);
+      if (e.is_floating_point() || e.is_complex()) EXPECT_EQ(c.max_rel_error, f.max_rel);
+      if (f.mismatches > 0) {
+        const int64_t flat = e.is_complex() ? f.first / 2 : f.first;
+        EXPECT_EQ(c.first_mismatch, fmt::format("[{}, {}]", flat / 9, flat % 9));
+      }
+    }
+  }
+}
+
+TEST(Compare, NoncontiguousConjugatedAndNegatedOutputsByTheirValues) {
+  const at::Tensor e = at::randn({4, 6});
+  EXPECT_TRUE(compare_outputs(e.t(), e.t().contiguous(), CompareMode::kValues).equal);
+  const Comparison c = compare_outputs(e.t(), e.t().contiguous().mul(2), CompareMode::kValues);
+  EXPECT_FALSE(c.equal);
+  const at::Tensor z = at::view_as_complex(at::randn({3, 2}));
+  EXPECT_TRUE(compare_outputs(z.conj(), z.conj().resolve_conj(), CompareMode::kValues).equal);
+  EXPECT_FALSE(compare_outputs(z.conj(), z, CompareMode::kValues).equal);
 }
 
 }  // namespace

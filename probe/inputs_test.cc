@@ -127,6 +127,19 @@ TEST(Inputs, StringsListsOfScalarsIndexListsAndDimensionNames) {
       make_inputs(schema("aten::cumsum_", "dimname"), at::kFloat, spec, nullptr, "k").args[0].toTensor().has_names());
 }
 
+TEST(ProbeOp, NamedViewsAndZeroTensorsAreComparedAndOutputsThatCannotBeSaySo) {
+  const Spec spec = spec_with("");
+  const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  for (const char* op : {"aten::squeeze.dimname", "aten::_efficientzerotensor"}) {
+    const ProbeResult r = probe_op(cpu, spec, op, "float32");
+    EXPECT_EQ(r.verdict, Verdict::kPass) << op << ": " << r.message;
+  }
+  // functorch's batched tensors have no memory to read: the comparison's failure, not the target's.
+  const ProbeResult batched = probe_op(cpu, spec, "aten::_add_batch_dim", "float32");
+  EXPECT_EQ(batched.verdict, Verdict::kError);
+  EXPECT_EQ(batched.message.rfind("the outputs could not be compared: ", 0), 0u) << batched.message;
+}
+
 TEST(ProbeOp, CpuSelfCheckPassesAndSkipsSayWhy) {
   const Spec spec = spec_with("ops:\n  aten::sin: {xfail: [{reason: demo, targets: [cpu]}]}\n");
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};

@@ -167,7 +167,13 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
   const std::optional<Tolerance> tolerance_used =
       comparison_tolerance(spec.tolerance_for(entry, dtype_label), dtype, in_float32);
   const Tolerance* tolerance = tolerance_used ? &*tolerance_used : nullptr;
-  out.comparison = compare_outputs(expected, actual_cpu, mode, tolerance, &indices);
+  try {
+    out.comparison = compare_outputs(expected, actual_cpu, mode, tolerance, &indices);
+  } catch (const std::exception& e) {  // outputs without memory to read (functorch's batched tensors)
+    out.verdict = Verdict::kError;
+    out.message = "the outputs could not be compared: " + error_text(e);
+    return out;
+  }
   if (!out.comparison.equal) {
     // A reference that differs from itself (uninitialised memory read, inputs a kernel does not check) proves
     // nothing about the target.
