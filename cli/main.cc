@@ -185,6 +185,8 @@ int main(int argc, char** argv) {
   worker->add_option("--target", worker_opts.target)->required();
   worker->add_option("--spec", worker_opts.spec)->required();
   worker->add_option("--parent", worker_opts.parent);
+  worker->add_option("--lifeline", worker_opts.lifeline);
+  worker->add_option("--state", worker_opts.state);
   worker->add_option("--emu-release", worker_opts.emu_release);
   worker->add_option("--emu-macos", worker_opts.emu_macos);
   worker->add_option("--samples", worker_opts.samples);

@@ -5,8 +5,7 @@
 // on its standard output, and hands out probes one at a time: it writes "<i>\t<op>\t<dtype>\n" (i: the probe's
 // index in the plan) to an idle worker's input. A worker answers on its output with
 //   env <json>            once, after it set up its target (RunEnvironment fields it knows); only then does it get work
-//   target <i>            after its CPU reference, before the run on the target (once per sample)
-//   result <i> <json>     after it (a ProbeResult); the worker is then idle again
+//   result <i> <json>     after the probe (a ProbeResult); the worker is then idle again
 //   retire                before a result, when the probe left the device unusable (see Note [Unusable device]):
 //                         the worker exits after that result, and a new one takes the rest of its work
 // Work is handed out by operator name: a worker gets every overload and dtype of one operator before the next (its
@@ -14,16 +13,23 @@
 // plan order, so a slow operator holds up one worker only.
 // A worker that dies while probe i is out gets i recorded as a crash and is restarted, and the restarted worker goes
 // on with the rest of that operator; one whose probe outlives --timeout is killed, i is recorded as a timeout, and it
-// restarts likewise. When that happens before "target <i>", it was the CPU reference that crashed or hung: i is a
-// skip (no reference), not the target's fault. The timer starts when the probe is sent, which is after "env".
+// restarts likewise. When that happens before the worker marked i as on the target, it was the CPU reference that
+// crashed or hung: i is a skip (no reference), not the target's fault. The mark is a word of memory the parent shares
+// with the worker (descriptor 4, `--state 4`, a file mapped by both): the worker stores i there after each CPU
+// reference, before the run on the target, and the parent reads it only when the worker died or timed out, so that
+// telling the two apart costs neither a system call nor a wake-up per sample. The timer starts when the probe is
+// sent, which is after "env".
 //
-// Lifetime. A worker exits as soon as its standard input closes: a thread of its own waits for that, whatever the
-// worker is busy with. The parent closes it when nothing is left to hand out, and on SIGINT or SIGTERM (then it also
-// kills the worker); when the parent dies, however it dies, the kernel closes it. On Linux the worker also asks for
-// SIGKILL when its parent dies (PR_SET_PDEATHSIG; the parent spawns from its main thread, the one whose exit
-// triggers it), and checks getppid() against --parent after asking, in case the parent died before. The parent's
-// ends of the pipes are close-on-exec, so no worker holds another's input open. Workers run in their own process
-// groups: a Ctrl-C at the terminal reaches the parent only, which then stops them itself. Every worker is reaped.
+// Lifetime. A worker reads its work on the thread that runs its probes (no hand-over from another thread per probe),
+// and exits when its standard input closes: the parent closes it when nothing is left to hand out, and on SIGINT or
+// SIGTERM (then it also kills the worker). Whatever a worker is busy with, it exits as soon as its lifeline closes:
+// descriptor 3 (`--lifeline 3`) is the read end of a pipe whose write end only the parent holds and never writes,
+// and a thread of the worker's own waits on it; when the parent dies, however it dies, the kernel closes it. On
+// Linux the worker also asks for SIGKILL when its parent dies (PR_SET_PDEATHSIG; the parent spawns from its main
+// thread, the one whose exit triggers it), and checks getppid() against --parent after asking, in case the parent died
+// before. The parent's ends of the pipes are close-on-exec, so no worker holds another's input open. Workers run in
+// their own process groups: a Ctrl-C at the terminal reaches the parent only, which then stops them itself. Every
+// worker is reaped.
 //
 // Workers load libtorch with PYTORCH_ENABLE_MPS_FALLBACK set as --fallback says, because MPS reads it once, when it
 // loads.
@@ -40,20 +46,21 @@
 #include "probe/runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <thread>
 
+#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/ones.h>
 #include <fcntl.h>
@@ -62,6 +69,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -93,6 +101,8 @@ namespace {
 
 constexpr int kJournalVersion = 1;
 constexpr const char* kLockFile = ".mps-audit.lock";
+constexpr int kLifelineFd = 3;  // the worker's end of its lifeline (Note [Worker protocol])
+constexpr int kStateFd = 4;     // the worker's shared word: the probe on the target (Note [Worker protocol])
 
 std::string registry_key(const std::string& target) {
   if (target == "mps" || target == "mps-emu") return "MPS";
@@ -298,17 +308,65 @@ std::string identity_difference(const nlohmann::json& recorded, const nlohmann::
 
 // --- the pool of workers ------------------------------------------------------------------------------------------
 
+// The 64-bit word at the start of the file `fd`, mapped shared; null when it cannot be.
+std::atomic<int64_t>* map_shared_word(int fd) {
+  static_assert(std::atomic<int64_t>::is_always_lock_free, "a word shared between processes must be lock-free");
+  void* p = ::mmap(nullptr, sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<std::atomic<int64_t>*>(p);
+}
+
+// A descriptor moved above the ones a worker gets by number (0 to 4), so that dup2 onto those never meets itself
+// (which would leave close-on-exec set); close-on-exec.
+int above_worker_fds(int fd) {
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  ::close(fd);
+  return moved;
+}
+
+// One 64-bit word of memory shared with a worker process: a file, unlinked at once, mapped by the parent here and by
+// the worker, which inherits the descriptor (Note [Worker protocol]).
+class SharedWord {
+ public:
+  SharedWord() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/mps-audit-worker-XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) throw UserError(fmt::format("cannot create a worker's state file: {}", std::strerror(errno)), {path});
+    ::unlink(path.c_str());
+    fd_ = above_worker_fds(fd);
+    if (fd_ < 0 || ::ftruncate(fd_, sizeof(int64_t)) != 0) {
+      throw UserError(fmt::format("cannot create a worker's state file: {}", std::strerror(errno)), {path});
+    }
+    word_ = map_shared_word(fd_);
+    if (!word_) throw UserError(fmt::format("cannot map a worker's state file: {}", std::strerror(errno)), {path});
+    word_->store(-1);
+  }
+  ~SharedWord() {
+    ::munmap(word_, sizeof(int64_t));
+    ::close(fd_);
+  }
+  SharedWord(const SharedWord&) = delete;
+  SharedWord& operator=(const SharedWord&) = delete;
+  int fd() const { return fd_; }
+  std::atomic<int64_t>& word() { return *word_; }
+
+ private:
+  int fd_ = -1;
+  std::atomic<int64_t>* word_ = nullptr;
+};
+
 struct Worker {
   pid_t pid = -1;
-  int out_fd = -1;  // its standard output, read by the parent
-  int in_fd = -1;   // its standard input, written by the parent; closed: the worker exits
+  int out_fd = -1;       // its standard output, read by the parent
+  int in_fd = -1;        // its standard input, written by the parent; closed: the worker exits
+  int lifeline_fd = -1;  // the write end of its lifeline, never written; closed (or the parent gone): it exits
   std::string buffer;
-  bool ready = false;          // it said "env": it may get work
-  bool said_anything = false;  // for telling a worker that could not start from one that crashed
-  long current = -1;           // the probe sent and not answered, or -1
-  bool on_target = false;      // whether that probe's CPU reference is done (a crash or hang is then the target's)
-  bool retiring = false;       // it said "retire": it gets no more work and exits after its result
-  std::deque<size_t> todo;     // the rest of its operator's probes
+  bool ready = false;                 // it said "env": it may get work
+  bool said_anything = false;         // for telling a worker that could not start from one that crashed
+  long current = -1;                  // the probe sent and not answered, or -1
+  std::shared_ptr<SharedWord> state;  // the probe the worker marked as on the target; kept across restarts
+  bool retiring = false;              // it said "retire": it gets no more work and exits after its result
+  std::deque<size_t> todo;            // the rest of its operator's probes
   std::chrono::steady_clock::time_point started;
   bool alive() const { return pid > 0; }
 };
@@ -382,11 +440,11 @@ class Pool {
         }
         if (w.current >= 0 && std::chrono::duration<double>(now - w.started).count() > options_.timeout_s) {
           reap(w, /*kill_it=*/true);
+          const bool on_target = w.state->word().load() == w.current;
           ProbeResult r;
-          r.verdict = w.on_target ? Verdict::kTimeout : Verdict::kSkip;
-          r.message = w.on_target
-                          ? fmt::format("no result after {:g} s; the worker was killed", options_.timeout_s)
-                          : fmt::format("no reference: the CPU run did not finish in {:g} s", options_.timeout_s);
+          r.verdict = on_target ? Verdict::kTimeout : Verdict::kSkip;
+          r.message = on_target ? fmt::format("no result after {:g} s; the worker was killed", options_.timeout_s)
+                                : fmt::format("no reference: the CPU run did not finish in {:g} s", options_.timeout_s);
           r.seconds = options_.timeout_s;
           record(w, r);
           if (has_work(w)) start(w);
@@ -414,7 +472,6 @@ class Pool {
     const std::string line = fmt::format("{}\t{}\t{}\n", i, plan_[i].op, plan_[i].dtype);
     w.todo.pop_front();
     w.current = static_cast<long>(i);
-    w.on_target = false;
     w.started = std::chrono::steady_clock::now();
     // A line this short is written whole or not at all; a worker that died meanwhile shows as the end of its output.
     if (::write(w.in_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
@@ -429,8 +486,6 @@ class Pool {
     if (line.rfind("env ", 0) == 0) {
       on_env(run_environment_from_json(nlohmann::json::parse(line.substr(4))));
       w.ready = true;
-    } else if (line.rfind("target ", 0) == 0) {
-      w.on_target = true;
     } else if (line == "retire") {
       w.retiring = true;
     } else if (line.rfind("result ", 0) == 0 && w.current >= 0) {
@@ -462,8 +517,9 @@ class Pool {
     const std::string how = WIFSIGNALED(status)
                                 ? fmt::format("died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
                                 : fmt::format("exited with status {}", WEXITSTATUS(status));
-    r.verdict = w.on_target ? Verdict::kCrash : Verdict::kSkip;
-    r.message = w.on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
+    const bool on_target = w.state->word().load() == w.current;
+    r.verdict = on_target ? Verdict::kCrash : Verdict::kSkip;
+    r.message = on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
     record(w, r);
     if (has_work(w)) start(w);
   }
@@ -471,12 +527,13 @@ class Pool {
   // Closes the worker's pipes and waits for it (killing it first when asked); returns its wait status.
   int reap(Worker& w, bool kill_it) {
     if (w.in_fd >= 0) ::close(w.in_fd);
+    if (w.lifeline_fd >= 0) ::close(w.lifeline_fd);
     if (kill_it) ::kill(w.pid, SIGKILL);
     int status = 0;
     while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (w.out_fd >= 0) ::close(w.out_fd);
-    w.in_fd = w.out_fd = -1;
+    w.in_fd = w.out_fd = w.lifeline_fd = -1;
     w.pid = -1;
     w.buffer.clear();
     w.ready = false;
@@ -505,16 +562,25 @@ class Pool {
   }
 
   void start(Worker& w) {
-    int to_worker[2], from_worker[2];
+    int to_worker[2], from_worker[2], lifeline[2];
     if (::pipe(to_worker) != 0) throw UserError("cannot create a pipe for a worker");
     if (::pipe(from_worker) != 0) {
       ::close(to_worker[0]);
       ::close(to_worker[1]);
       throw UserError("cannot create a pipe for a worker");
     }
+    if (::pipe(lifeline) != 0) {
+      for (int fd : {to_worker[0], to_worker[1], from_worker[0], from_worker[1]}) ::close(fd);
+      throw UserError("cannot create a pipe for a worker");
+    }
     // No worker may inherit another's pipes (it would hold that one's input open); dup2 below clears the flag on
     // the worker's own ends.
-    for (int fd : {to_worker[0], to_worker[1], from_worker[0], from_worker[1]}) set_cloexec(fd);
+    for (int fd : {to_worker[0], to_worker[1], from_worker[0], from_worker[1], lifeline[0], lifeline[1]}) {
+      set_cloexec(fd);
+    }
+    lifeline[0] = above_worker_fds(lifeline[0]);  // it becomes the worker's descriptor 3
+    if (!w.state) w.state = std::make_shared<SharedWord>();
+    w.state->word().store(-1);
     std::vector<std::string> words = {options_.self, "__worker",
                                       "--target",    target_,
                                       "--spec",      options_.spec,
@@ -526,6 +592,10 @@ class Pool {
     }
     words.push_back("--samples");
     words.push_back(samples_);
+    words.push_back("--lifeline");
+    words.push_back(std::to_string(kLifelineFd));
+    words.push_back("--state");
+    words.push_back(std::to_string(kStateFd));
     std::vector<char*> argv;
     for (auto& s : words) argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -542,6 +612,8 @@ class Pool {
     posix_spawn_file_actions_adddup2(&actions, to_worker[0], 0);
     posix_spawn_file_actions_adddup2(&actions, from_worker[1], 1);
     posix_spawn_file_actions_addopen(&actions, 2, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, lifeline[0], kLifelineFd);
+    posix_spawn_file_actions_adddup2(&actions, w.state->fd(), kStateFd);
     // Its own process group (a terminal's Ctrl-C is the parent's to handle), default signal dispositions (the
     // parent ignores SIGPIPE and catches SIGINT and SIGTERM), and no blocked signals.
     posix_spawnattr_t attr;
@@ -559,14 +631,17 @@ class Pool {
     posix_spawnattr_destroy(&attr);
     ::close(to_worker[0]);
     ::close(from_worker[1]);
+    ::close(lifeline[0]);
     if (rc != 0) {
       ::close(to_worker[1]);
       ::close(from_worker[0]);
+      ::close(lifeline[1]);
       w.pid = -1;
       throw UserError(fmt::format("cannot start a worker ({}): {}", options_.self, std::strerror(rc)));
     }
     w.in_fd = to_worker[1];
     w.out_fd = from_worker[0];
+    w.lifeline_fd = lifeline[1];
     w.current = -1;
     w.ready = false;
     w.said_anything = false;
@@ -610,46 +685,45 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// Reads standard input on a thread of its own, so that the worker notices its parent closing it (or dying) whatever
-// it is busy with, and exits then; probe lines are queued for the main thread. See Note [Worker protocol].
-class WorkQueue {
+// A worker's work, one line at a time, read by the thread that runs the probes: no other thread hands it over.
+class LineReader {
  public:
-  WorkQueue() {
-    std::thread([this] { read_input(); }).detach();
-  }
-  std::string pop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [&] { return !lines_.empty(); });
-    std::string line = std::move(lines_.front());
-    lines_.pop_front();
-    return line;
-  }
-
- private:
-  void read_input() {
-    std::string buffer;
-    char chunk[4096];
+  explicit LineReader(int fd) : fd_(fd) {}
+  // The next line without its newline; nullopt when the input has closed.
+  std::optional<std::string> next() {
     for (;;) {
-      const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) std::_Exit(kExitOk);  // the parent is done with us, or gone
-      buffer.append(chunk, static_cast<size_t>(n));
-      size_t nl;
-      while ((nl = buffer.find('\n')) != std::string::npos) {
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          lines_.push_back(buffer.substr(0, nl));
-        }
-        ready_.notify_one();
-        buffer.erase(0, nl + 1);
+      const size_t nl = buffer_.find('\n', start_);
+      if (nl != std::string::npos) {
+        std::string line = buffer_.substr(start_, nl - start_);
+        start_ = nl + 1;
+        return line;
       }
+      buffer_.erase(0, start_);
+      start_ = 0;
+      char chunk[4096];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::nullopt;
+      buffer_.append(chunk, static_cast<size_t>(n));
     }
   }
 
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::string> lines_;
+ private:
+  int fd_;
+  std::string buffer_;
+  size_t start_ = 0;
 };
+
+// Waits on a thread of its own for the lifeline (a pipe whose other end only the parent holds, and never writes) to
+// close, and then ends the process, whatever it is busy with. See Note [Worker protocol].
+void watch_lifeline(int fd) {
+  std::thread([fd] {
+    char c;
+    while (::read(fd, &c, 1) < 0 && errno == EINTR) {
+    }
+    std::_Exit(kExitOk);  // the parent is gone
+  }).detach();
+}
 
 // Refuses a spec file with nothing in it (only blanks and comments): it would probe every operator with synthesized
 // inputs as if that was meant, and an empty file is far more often a mistake (a wrong path, /dev/null, a failed
@@ -1074,10 +1148,19 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
   if (o.parent > 0 && ::getppid() != static_cast<pid_t>(o.parent)) return kExitOk;
-  WorkQueue work;  // from here on, the input closing ends this process
+  if (o.lifeline >= 0) watch_lifeline(o.lifeline);  // from here on, the parent's end closing ends this process
+  std::atomic<int64_t>* on_target = o.state >= 0 ? map_shared_word(o.state) : nullptr;
+  if (o.state >= 0 && !on_target) throw UserError(fmt::format("cannot map --state {}", o.state));
   // Failed synthesis attempts throw, and libtorch's own fetcher makes every throw expensive (see the function's
   // comment). MPS_AUDIT_TORCH_BACKTRACES=1 keeps it, to measure what that costs.
   if (!std::getenv("MPS_AUDIT_TORCH_BACKTRACES")) compat::install_cheap_stack_trace_fetcher();
+  // Note [One thread per worker]
+  // The run has a worker per core, so each worker computes on one thread. libtorch would otherwise give each worker
+  // a pool of threads as large as the machine for its CPU kernels: on 16 cores, 16 workers with 16 threads each,
+  // whose idle threads spin after every parallel region and take the cores the other workers need (the default
+  // audit on CUDA spent over twice as much CPU time as its probes took). The inputs are small, so a CPU kernel
+  // rarely splits its work at all.
+  at::set_num_threads(1);
   RunEnvironment env;
   env.torch_version = compat::kTorchVersion;
   if (o.target == "mps-emu") {
@@ -1094,13 +1177,17 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   const Spec spec = load_spec(o.spec, aten_ops());
   set_recordings_choice(o.samples);
   out << "env " << to_json(env).dump() << "\n" << std::flush;
+  LineReader work(STDIN_FILENO);
   for (;;) {
-    const std::string line = work.pop();
+    const std::optional<std::string> next = work.next();
+    if (!next) std::_Exit(kExitOk);  // the parent is done with us (static destructors may be slow or unsafe)
+    const std::string& line = *next;
     const size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
     if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
     const std::string i = line.substr(0, tab1);
+    const long index = std::atol(i.c_str());
     const ProbeResult r = probe_op(target, spec, line.substr(tab1 + 1, tab2 - tab1 - 1), line.substr(tab2 + 1), [&] {
-      out << "target " << i << "\n" << std::flush;
+      if (on_target) on_target->store(index, std::memory_order_relaxed);
     });
     // Note [Unusable device]
     // Some device errors are sticky: after an illegal memory access, every later CUDA call of the process fails with

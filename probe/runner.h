@@ -42,7 +42,9 @@ struct WorkerOptions {
   std::string target, spec, emu_release;
   std::string samples = "none";  // the recorded samples file the run chose, or "none"
   int emu_macos = 14;
-  long parent = 0;  // the pid of the run that started it: the worker exits when that process is gone
+  long parent = 0;    // the pid of the run that started it: the worker exits when that process is gone
+  int lifeline = -1;  // a descriptor that reaches end of file when the parent is gone; -1: none
+  int state = -1;     // a file whose first 8 bytes it shares with the parent: the probe on the target; -1: none
 };
 
 int run_audit(const RunOptions& options, std::ostream& out, std::ostream& err);
