@@ -3,6 +3,9 @@
 // crash or a timeout costs. On the cpu target with the spec's small default tensors, so the probe itself is cheap
 // and the overhead shows.
 #include <csignal>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <stdexcept>
 #include <string>
 
@@ -16,6 +19,7 @@
 
 #include "common/torch_compat.h"
 #include "probe/probe_op.h"
+#include "probe/recorded_samples.h"
 #include "probe/spec.h"
 #include "registry/live_registry.h"
 
@@ -39,7 +43,8 @@ class WorkerProcess {
     int to[2], from[2];
     if (::pipe(to) != 0 || ::pipe(from) != 0) throw std::runtime_error("pipe");
     std::vector<std::string> words = {MPS_AUDIT_BINARY, "__worker", "--target", "cpu",
-                                      "--spec",         kSpec,      "--parent", std::to_string(::getpid())};
+                                      "--spec",         kSpec,      "--parent", std::to_string(::getpid()),
+                                      "--samples",      "none"};
     std::vector<char*> argv;
     for (auto& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
@@ -62,14 +67,13 @@ class WorkerProcess {
     ::waitpid(pid_, nullptr, 0);
     ::close(out_);
   }
-  // One probe, there and back: the line out, "target", and the result line back.
+  // One probe, there and back: the line out, the result line back.
   std::string probe(const std::string& op, const std::string& dtype) {
     const std::string line = "0\t" + op + "\t" + dtype + "\n";
     if (::write(in_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) throw std::runtime_error("w");
-    for (;;) {
-      std::string answer = read_line();
-      if (answer.rfind("result ", 0) == 0) return answer;
-    }
+    std::string answer = read_line();
+    if (answer.rfind("result ", 0) != 0) throw std::runtime_error("not a result: " + answer);
+    return answer;
   }
 
  private:
@@ -107,6 +111,7 @@ BENCHMARK(BM_MinimalProbe)->Unit(benchmark::kMicrosecond);
 
 void BM_ProbeInProcess(benchmark::State& state) {
   compat::install_cheap_stack_trace_fetcher();  // as workers do
+  set_recordings_choice("none");                // the spec's small default tensors, as the worker below gets
   const Spec spec = load_spec(kSpec, all_ops());
   ProbeTarget target;
   target.name = "cpu";
@@ -130,6 +135,36 @@ void BM_ProbeInWorker(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ProbeInWorker)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+#ifdef __linux__
+// The same, with this process and its worker on one core: every hand-over is then a context switch on that core,
+// not a wake-up of another, idle one. That is what a probe costs in a run that keeps every core busy (a worker per
+// core): the figure above adds the time an idle core takes to wake, twice per probe, which on a virtual machine can
+// be several times the probe itself.
+void BM_ProbeInWorkerOneCore(benchmark::State& state) {
+  cpu_set_t before, one;
+  sched_getaffinity(0, sizeof before, &before);
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &before)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  sched_setaffinity(0, sizeof one, &one);  // the worker inherits it
+  {
+    WorkerProcess worker;
+    const std::string op = kOps[state.range(0)];
+    state.SetLabel(op);
+    for (auto _ : state) {
+      std::string answer = worker.probe(op, "float32");
+      benchmark::DoNotOptimize(answer.data());
+    }
+  }
+  sched_setaffinity(0, sizeof before, &before);
+}
+BENCHMARK(BM_ProbeInWorkerOneCore)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+#endif
 
 // Starting a worker until it is ready for work (loads libtorch, sets up its target, reads the spec), then ending it.
 void BM_WorkerStart(benchmark::State& state) {
