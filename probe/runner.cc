@@ -54,6 +54,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -393,8 +394,10 @@ class Pool {
   template <typename E, typename F>
   int run(std::vector<std::vector<size_t>> groups, size_t jobs, E&& on_env, F&& on_result) {
     pending_.assign(groups.begin(), groups.end());
-    workers_.assign(jobs, Worker{});
-    for (auto& w : workers_) start(w);
+    jobs_ = jobs;
+    // A fixed number of slots, so that references to them stay valid; the spares' slots start empty.
+    workers_.assign(jobs + std::max<size_t>(1, jobs / 4), Worker{});
+    for (size_t k = 0; k < jobs; ++k) start(workers_[k]);
     auto record = [&](Worker& w, ProbeResult r) {
       const size_t i = static_cast<size_t>(w.current);
       w.current = -1;
@@ -408,6 +411,7 @@ class Pool {
         return g_stop_signal;
       }
       for (auto& w : workers_) dispatch(w);
+      replenish();
       std::vector<pollfd> fds;
       std::vector<Worker*> owners;
       for (auto& w : workers_) {
@@ -447,19 +451,44 @@ class Pool {
                                 : fmt::format("no reference: the CPU run did not finish in {:g} s", options_.timeout_s);
           r.seconds = options_.timeout_s;
           record(w, r);
-          if (has_work(w)) start(w);
+          requeue_rest(w);
         }
       }
     }
   }
 
  private:
-  bool has_work(const Worker& w) const { return !w.todo.empty() || !pending_.empty(); }
+  // Note [Spare workers]
+  // Starting a worker costs seconds on a GPU (libtorch and its CUDA libraries, the spec and the recordings, the
+  // device), and a worker that dies (a crash, a hang, a device left unusable) needs a new one. Once one has died,
+  // the pool keeps a quarter as many workers again as --jobs (at least one) started and idle: a dead worker's work
+  // goes to one that is ready, and the new start happens meanwhile. At most --jobs workers probe at once; the
+  // spares are told to exit when nothing is left to hand out. A run in which no worker dies starts no spare.
+  bool busy(const Worker& w) const { return w.alive() && (w.current >= 0 || !w.todo.empty()); }
 
-  // Hands an idle, ready worker its next probe, or closes its input when there is none (it then exits).
+  // Starts workers while there is work that no running worker holds: up to --jobs, and the spares once a worker
+  // has died.
+  void replenish() {
+    if (pending_.empty()) return;
+    size_t alive = 0;
+    for (const auto& w : workers_) alive += w.alive() ? 1 : 0;
+    const size_t wanted = jobs_ + (worker_died_ ? workers_.size() - jobs_ : 0);
+    for (auto& w : workers_) {
+      if (alive >= wanted) break;
+      if (w.alive()) continue;
+      start(w);
+      ++alive;
+    }
+  }
+
+  // Hands an idle, ready worker its next probe, or closes its input when there is none (it then exits). A worker
+  // without an operator takes the next one only while fewer than --jobs workers are busy; otherwise it waits.
   void dispatch(Worker& w) {
     if (!w.alive() || !w.ready || w.current >= 0 || w.in_fd < 0 || w.retiring) return;
     if (w.todo.empty() && !pending_.empty()) {
+      size_t working = 0;
+      for (const auto& other : workers_) working += busy(other) ? 1 : 0;
+      if (working >= jobs_) return;  // a spare, for now
       w.todo.assign(pending_.front().begin(), pending_.front().end());
       pending_.pop_front();
     }
@@ -503,14 +532,20 @@ class Pool {
 
   template <typename R>
   void ended(Worker& w, R& record) {
+    const bool retired = w.retiring;
     const int status = reap(w, /*kill_it=*/false);
     if (w.current < 0) {
       if (!w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         throw UserError(fmt::format("a worker could not start: {}", last_log_line()));
       }
-      // Ended between two probes: we closed its input, or someone else killed it; then the rest of its operator
-      // (and what else is pending) goes to a new one.
-      if (has_work(w)) start(w);
+      // Ended between two probes: we closed its input, it retired, or someone else killed it; then the rest of its
+      // operator goes back to the queue, for another worker.
+      if (retired) {
+        requeue_rest(w);
+      } else if (!w.todo.empty()) {
+        pending_.emplace_front(w.todo.begin(), w.todo.end());
+        w.todo.clear();
+      }
       return;
     }
     ProbeResult r;
@@ -521,7 +556,18 @@ class Pool {
     r.verdict = on_target ? Verdict::kCrash : Verdict::kSkip;
     r.message = on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
     record(w, r);
-    if (has_work(w)) start(w);
+    requeue_rest(w);
+  }
+
+  // Note [Probes that end their worker]
+  // An operator whose probe killed its worker (a crash, a hang) or left its device unusable usually does so in every
+  // dtype, and each time a new worker has to start: load libtorch, read the spec, set up the device (seconds on a
+  // GPU). Its other probes go back to the front of the queue one by one, for whichever workers come free first, so
+  // that those starts happen side by side instead of one after another in one worker.
+  void requeue_rest(Worker& w) {
+    for (auto it = w.todo.rbegin(); it != w.todo.rend(); ++it) pending_.push_front({*it});
+    w.todo.clear();
+    worker_died_ = true;
   }
 
   // Closes the worker's pipes and waits for it (killing it first when asked); returns its wait status.
@@ -652,7 +698,9 @@ class Pool {
   const std::vector<Probe>& plan_;
   std::string samples_;  // the recorded samples file for the workers, or "none"
   std::deque<std::vector<size_t>> pending_;
-  std::vector<Worker> workers_;
+  std::vector<Worker> workers_;  // --jobs slots, then the spares' (Note [Spare workers])
+  size_t jobs_ = 0;
+  bool worker_died_ = false;
 };
 
 class Progress {
@@ -1174,8 +1222,30 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   if (o.target == "mps-emu") target.macos_major = o.emu_macos;
   if (o.target == "mps") target.macos_major = macos_major_version();
   env.device = target.device.str();
-  const Spec spec = load_spec(o.spec, aten_ops());
+  // Everything a probe needs is ready before the worker says so (Note [Spare workers]): the recorded samples, read
+  // on a thread of their own meanwhile, the spec, and the device, which a first tiny operation sets up (seconds on a
+  // GPU). A device that fails that operation is left to the probes, which say how.
   set_recordings_choice(o.samples);
+  std::exception_ptr recordings_error;
+  std::thread preload([&] {
+    try {
+      process_recordings();
+    } catch (...) {
+      recordings_error = std::current_exception();
+    }
+  });
+  std::optional<Spec> loaded;
+  try {
+    loaded.emplace(load_spec(o.spec, aten_ops()));
+    if (auto broken = device_unusable(target.device))
+      std::cerr << "the device failed its first operation: " << *broken << "\n";
+  } catch (...) {
+    preload.join();
+    throw;
+  }
+  preload.join();
+  if (recordings_error) std::rethrow_exception(recordings_error);
+  const Spec& spec = *loaded;
   out << "env " << to_json(env).dump() << "\n" << std::flush;
   LineReader work(STDIN_FILENO);
   for (;;) {
@@ -1204,7 +1274,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     }
     if (retire) out << "retire\n";
     out << "result " << i << " " << to_json(checked).dump() << "\n" << std::flush;
-    if (retire) return kExitOk;
+    if (retire) std::_Exit(kExitOk);  // with the device broken, releasing its memory could abort
   }
 }
 
