@@ -364,7 +364,8 @@ struct Worker {
   std::string buffer;
   bool ready = false;                 // it said "env": it may get work
   bool said_anything = false;         // for telling a worker that could not start from one that crashed
-  long current = -1;                  // the probe sent and not answered, or -1
+  long current = -1;                  // the probe it is working on (sent, not answered), or -1
+  long next = -1;                     // the one sent after it, which it reads when that is done, or -1
   std::shared_ptr<SharedWord> state;  // the probe the worker marked as on the target; kept across restarts
   bool retiring = false;              // it said "retire": it gets no more work and exits after its result
   std::deque<size_t> todo;            // the rest of its operator's probes
@@ -464,7 +465,7 @@ class Pool {
   // the pool keeps a quarter as many workers again as --jobs (at least one) started and idle: a dead worker's work
   // goes to one that is ready, and the new start happens meanwhile. At most --jobs workers probe at once; the
   // spares are told to exit when nothing is left to hand out. A run in which no worker dies starts no spare.
-  bool busy(const Worker& w) const { return w.alive() && (w.current >= 0 || !w.todo.empty()); }
+  bool busy(const Worker& w) const { return w.alive() && (w.current >= 0 || w.next >= 0 || !w.todo.empty()); }
 
   // Starts workers while there is work that no running worker holds: up to --jobs, and the spares once a worker
   // has died.
@@ -481,10 +482,20 @@ class Pool {
     }
   }
 
-  // Hands an idle, ready worker its next probe, or closes its input when there is none (it then exits). A worker
-  // without an operator takes the next one only while fewer than --jobs workers are busy; otherwise it waits.
+  // Hands a ready worker its next probe, or closes its input when there is none (it then exits). A worker without
+  // an operator takes the next one only while fewer than --jobs workers are busy; otherwise it waits.
+  // Note [Probes sent ahead]
+  // A worker busy with a probe of an operator is sent that operator's next probe already, so that it finds it
+  // waiting when it is done instead of waiting for the parent to read its result and answer: a wake-up of another
+  // process per probe, which on an idle core of a virtual machine takes longer than a small probe itself. The probe
+  // sent ahead has not begun until the one before it has a result: when the worker dies or retires first, it goes
+  // back to the queue.
   void dispatch(Worker& w) {
-    if (!w.alive() || !w.ready || w.current >= 0 || w.in_fd < 0 || w.retiring) return;
+    if (!w.alive() || !w.ready || w.in_fd < 0 || w.retiring) return;
+    if (w.current >= 0) {
+      if (w.next < 0 && !w.todo.empty()) w.next = send(w);
+      return;
+    }
     if (w.todo.empty() && !pending_.empty()) {
       size_t working = 0;
       for (const auto& other : workers_) working += busy(other) ? 1 : 0;
@@ -497,16 +508,22 @@ class Pool {
       w.in_fd = -1;
       return;
     }
+    w.started = std::chrono::steady_clock::now();
+    w.current = send(w);
+    if (!w.todo.empty() && w.in_fd >= 0) w.next = send(w);
+  }
+
+  // Writes the first probe of the worker's operator to its input; returns the probe's index.
+  long send(Worker& w) {
     const size_t i = w.todo.front();
     const std::string line = fmt::format("{}\t{}\t{}\n", i, plan_[i].op, plan_[i].dtype);
     w.todo.pop_front();
-    w.current = static_cast<long>(i);
-    w.started = std::chrono::steady_clock::now();
     // A line this short is written whole or not at all; a worker that died meanwhile shows as the end of its output.
     if (::write(w.in_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
       ::close(w.in_fd);
       w.in_fd = -1;
     }
+    return static_cast<long>(i);
   }
 
   template <typename E, typename R>
@@ -527,6 +544,14 @@ class Pool {
         r.message = std::string("unreadable result from the worker: ") + e.what();
       }
       record(w, r);
+      // The probe sent ahead begins now, unless the worker retires (then it never reads it).
+      if (w.next >= 0 && w.retiring) {
+        w.todo.push_front(static_cast<size_t>(w.next));
+      } else if (w.next >= 0) {
+        w.current = w.next;
+        w.started = std::chrono::steady_clock::now();
+      }
+      w.next = -1;
     }
   }
 
@@ -565,6 +590,8 @@ class Pool {
   // GPU). Its other probes go back to the front of the queue one by one, for whichever workers come free first, so
   // that those starts happen side by side instead of one after another in one worker.
   void requeue_rest(Worker& w) {
+    if (w.next >= 0) w.todo.push_front(static_cast<size_t>(w.next));  // sent ahead, never begun
+    w.next = -1;
     for (auto it = w.todo.rbegin(); it != w.todo.rend(); ++it) pending_.push_front({*it});
     w.todo.clear();
     worker_died_ = true;
@@ -688,7 +715,7 @@ class Pool {
     w.in_fd = to_worker[1];
     w.out_fd = from_worker[0];
     w.lifeline_fd = lifeline[1];
-    w.current = -1;
+    w.current = w.next = -1;
     w.ready = false;
     w.said_anything = false;
   }
