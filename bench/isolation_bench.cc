@@ -131,7 +131,8 @@ void BM_ProbeInProcess(benchmark::State& state) {
 }
 BENCHMARK(BM_ProbeInProcess)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
 
-void BM_ProbeInWorker(benchmark::State& state) {
+// One probe at a time, there and back, with a worker of the real binary.
+void ping_pong(benchmark::State& state) {
   WorkerProcess worker;
   const std::string op = kOps[state.range(0)];
   state.SetLabel(op);
@@ -140,23 +141,11 @@ void BM_ProbeInWorker(benchmark::State& state) {
     benchmark::DoNotOptimize(answer.data());
   }
 }
-BENCHMARK(BM_ProbeInWorker)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// As the run hands out probes (Note [Probes sent ahead] in probe/runner.cc): the next probe is sent while the worker
-// works on the one before, so it never waits for this process to answer. Each iteration is one probe's result.
-void BM_ProbeInWorkerSentAhead(benchmark::State& state) {
-  WorkerProcess worker;
-  const std::string op = kOps[state.range(0)];
-  state.SetLabel(op);
-  worker.send(op, "float32");
-  for (auto _ : state) {
-    worker.send(op, "float32");
-    std::string answer = worker.receive();
-    benchmark::DoNotOptimize(answer.data());
-  }
-  worker.receive();
+void BM_ProbeInWorker(benchmark::State& state) {
+  ping_pong(state);
 }
-BENCHMARK(BM_ProbeInWorkerSentAhead)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ProbeInWorker)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 #ifdef __linux__
 // The same, with this process and its worker on one core: every hand-over is then a context switch on that core,
@@ -174,19 +163,27 @@ void BM_ProbeInWorkerOneCore(benchmark::State& state) {
     }
   }
   sched_setaffinity(0, sizeof one, &one);  // the worker inherits it
-  {
-    WorkerProcess worker;
-    const std::string op = kOps[state.range(0)];
-    state.SetLabel(op);
-    for (auto _ : state) {
-      std::string answer = worker.probe(op, "float32");
-      benchmark::DoNotOptimize(answer.data());
-    }
-  }
+  ping_pong(state);
   sched_setaffinity(0, sizeof before, &before);
 }
 BENCHMARK(BM_ProbeInWorkerOneCore)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 #endif
+
+// As the run hands out probes (Note [Probes sent ahead] in probe/runner.cc): the next probe is sent while the worker
+// works on the one before, so it never waits for this process to answer. Each iteration is one probe's result.
+void BM_ProbeInWorkerSentAhead(benchmark::State& state) {
+  WorkerProcess worker;
+  const std::string op = kOps[state.range(0)];
+  state.SetLabel(op);
+  worker.send(op, "float32");
+  for (auto _ : state) {
+    worker.send(op, "float32");
+    std::string answer = worker.receive();
+    benchmark::DoNotOptimize(answer.data());
+  }
+  worker.receive();
+}
+BENCHMARK(BM_ProbeInWorkerSentAhead)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Starting a worker until it is ready for work (loads libtorch, sets up its target, reads the spec), then ending it.
 void BM_WorkerStart(benchmark::State& state) {
