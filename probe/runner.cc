@@ -2,23 +2,26 @@
 //
 // Note [Worker protocol]
 // The parent starts N workers (`mps-audit __worker --parent PID`), each with a pipe on its standard input and one
-// on its standard output, and hands out probes one at a time: it writes "<i>\t<op>\t<dtype>\n" (i: the probe's
-// index in the plan) to an idle worker's input. A worker answers on its output with
-//   env <json>            once, after it set up its target (RunEnvironment fields it knows); only then does it get work
-//   result <i> <json>     after the probe (a ProbeResult); the worker is then idle again
+// on its standard output, and hands out probes: it writes "<i>\t<op>\t<dtype>\n" (i: the probe's index in the plan)
+// to a worker's input, one probe at a time and the next one ahead (Note [Probes sent ahead]); the worker runs them
+// in the order they came. A worker answers on its output with
+//   env <json>            once, after it set up its target, its spec and recordings (RunEnvironment fields it
+//                         knows); only then does it get work
+//   result <i> <json>     after the probe (a ProbeResult)
 //   retire                before a result, when the probe left the device unusable (see Note [Unusable device]):
-//                         the worker exits after that result, and a new one takes the rest of its work
+//                         the worker exits after that result, and others take the rest of its work
 // Work is handed out by operator name: a worker gets every overload and dtype of one operator before the next (its
 // caches stay warm: kernels compiled at first use, synthesis that worked), and idle workers take the next operator in
 // plan order, so a slow operator holds up one worker only.
-// A worker that dies while probe i is out gets i recorded as a crash and is restarted, and the restarted worker goes
-// on with the rest of that operator; one whose probe outlives --timeout is killed, i is recorded as a timeout, and it
-// restarts likewise. When that happens before the worker marked i as on the target, it was the CPU reference that
-// crashed or hung: i is a skip (no reference), not the target's fault. The mark is a word of memory the parent shares
-// with the worker (descriptor 4, `--state 4`, a file mapped by both): the worker stores i there after each CPU
-// reference, before the run on the target, and the parent reads it only when the worker died or timed out, so that
-// telling the two apart costs neither a system call nor a wake-up per sample. The timer starts when the probe is
-// sent, which is after "env".
+// A worker that dies while probe i is out gets i recorded as a crash; one whose probe outlives --timeout is killed,
+// and i is recorded as a timeout. Either way the rest of its operator goes to other workers (Note [Probes that end
+// their worker]), and a new worker starts (Note [Spare workers]). When that happens before the worker marked i as on
+// the target, it was the CPU reference that crashed or hung: i is a skip (no reference), not the target's fault. The
+// mark is a word of memory the parent shares with the worker (descriptor 4, `--state 4`, a file mapped by both): the
+// worker stores i there after each CPU reference, before the run on the target, and the parent reads it only when
+// the worker died or timed out, so that telling the two apart costs neither a system call nor a wake-up per sample.
+// The timer of a probe starts when the worker begins it: when it is sent to an idle worker, or when the result of
+// the probe before it arrives.
 //
 // Lifetime. A worker reads its work on the thread that runs its probes (no hand-over from another thread per probe),
 // and exits when its standard input closes: the parent closes it when nothing is left to hand out, and on SIGINT or
