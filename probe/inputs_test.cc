@@ -2,6 +2,7 @@
 #include "probe/inputs.h"
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/equal.h>
 #include <gtest/gtest.h>
 
@@ -175,7 +176,10 @@ TEST(ProbeOp, OutVariantsOfSparseCompressedResultsGetAVerdict) {
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
   const Spec spec = spec_with("");
   set_recordings_choice("none");
-  const ProbeResult r = probe_op(cpu, spec, "aten::to_sparse_csr.out", "float32");
+  // libtorch 2.x calls the out= variant _to_sparse_csr.out.
+  const bool old_name = c10::Dispatcher::singleton().findOp({"aten::to_sparse_csr", "out"}).has_value();
+  const ProbeResult r =
+      probe_op(cpu, spec, old_name ? "aten::to_sparse_csr.out" : "aten::_to_sparse_csr.out", "float32");
   set_recordings_choice("");
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
 }
