@@ -495,25 +495,23 @@ class Pool {
   // back to the queue.
   void dispatch(Worker& w) {
     if (!w.alive() || !w.ready || w.in_fd < 0 || w.retiring) return;
-    if (w.current >= 0) {
-      if (w.next < 0 && !w.todo.empty()) w.next = send(w);
-      return;
+    if (w.current < 0) {
+      if (w.todo.empty() && !pending_.empty()) {
+        size_t working = 0;
+        for (const auto& other : workers_) working += busy(other) ? 1 : 0;
+        if (working >= jobs_) return;  // a spare, for now
+        w.todo.assign(pending_.front().begin(), pending_.front().end());
+        pending_.pop_front();
+      }
+      if (w.todo.empty()) {
+        ::close(w.in_fd);
+        w.in_fd = -1;
+        return;
+      }
+      w.started = std::chrono::steady_clock::now();
+      w.current = send(w);
     }
-    if (w.todo.empty() && !pending_.empty()) {
-      size_t working = 0;
-      for (const auto& other : workers_) working += busy(other) ? 1 : 0;
-      if (working >= jobs_) return;  // a spare, for now
-      w.todo.assign(pending_.front().begin(), pending_.front().end());
-      pending_.pop_front();
-    }
-    if (w.todo.empty()) {
-      ::close(w.in_fd);
-      w.in_fd = -1;
-      return;
-    }
-    w.started = std::chrono::steady_clock::now();
-    w.current = send(w);
-    if (!w.todo.empty() && w.in_fd >= 0) w.next = send(w);
+    if (w.next < 0 && !w.todo.empty() && w.in_fd >= 0) w.next = send(w);
   }
 
   // Writes the first probe of the worker's operator to its input; returns the probe's index.
