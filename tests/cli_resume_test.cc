@@ -198,6 +198,57 @@ TEST(CliResume, KillNineThenResumeEqualsAnUninterruptedRun) {
   EXPECT_EQ(slurp(resumed.path() + "/journal.jsonl"), journal);
 }
 
+// A worker ends as soon as its lifeline closes (Note [Worker protocol]), even in a probe that never returns and with
+// its input still open, and its parent alive: the parent dying is what closes the lifeline in a run.
+TEST(CliResume, ABusyWorkerEndsWhenItsLifelineCloses) {
+  int in[2], out[2], life[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  ASSERT_EQ(::pipe(life), 0);
+  for (int fd : {in[0], in[1], out[0], out[1], life[0], life[1]}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, life[0], 3);
+  std::vector<std::string> words = {MPS_AUDIT_BINARY, "__worker",
+                                    "--target",       "mps-emu",
+                                    "--emu-release",  source_path("data/pytorch-1.13.1"),
+                                    "--spec",         source_path("opspec.yaml"),
+                                    "--samples",      "none",
+                                    "--lifeline",     "3"};
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env = {kHang};
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  for (int fd : {in[0], out[1], life[0]}) ::close(fd);
+
+  std::string said;  // up to its "env" line: it is ready
+  char c;
+  while (said.find('\n') == std::string::npos && ::read(out[0], &c, 1) == 1) said += c;
+  ASSERT_EQ(said.rfind("env ", 0), 0u) << said;
+  const std::string probe = "0\taten::tan\tfloat32\n";
+  ASSERT_EQ(::write(in[1], probe.data(), probe.size()), static_cast<ssize_t>(probe.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(running(pid)) << "the hanging probe ended";
+  ::close(life[1]);
+  const bool ended = eventually([&] { return ::waitpid(pid, nullptr, WNOHANG) == pid; }, 10);
+  EXPECT_TRUE(ended) << "the worker outlived its lifeline";
+  if (!ended) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  ::close(in[1]);
+  ::close(out[0]);
+}
+
 TEST(CliResume, SignalsGiveIncompleteReportsAndNoWorkersAndTheFolderIsLocked) {
   for (int signal : {SIGINT, SIGTERM}) {
     TempDir dir;
