@@ -9,11 +9,9 @@
 namespace mps_audit::emu {
 
 FaultPlan FaultPlan::parse(std::string_view spec) {
-  static const std::map<std::string, FaultKind> kKinds = {{"wrong", FaultKind::kWrong},
-                                                          {"crash", FaultKind::kCrash},
-                                                          {"hang", FaultKind::kHang},
-                                                          {"throw", FaultKind::kThrow},
-                                                          {"poison", FaultKind::kPoison}};
+  static const std::map<std::string, FaultKind> kKinds = {{"wrong", FaultKind::kWrong},   {"crash", FaultKind::kCrash},
+                                                          {"hang", FaultKind::kHang},     {"throw", FaultKind::kThrow},
+                                                          {"poison", FaultKind::kPoison}, {"touch", FaultKind::kTouch}};
   FaultPlan plan;
   for (const auto& entry : split_list(spec)) {
     const size_t eq = entry.find('=');
@@ -25,13 +23,20 @@ FaultPlan FaultPlan::parse(std::string_view spec) {
     const std::string kind = entry.substr(eq + 1);
     auto it = kKinds.find(kind);
     if (it == kKinds.end()) {
-      throw UserError(fmt::format("{}: unknown fault '{}' for {}, expected wrong, crash, hang, throw or poison{}",
-                                  kFaultsVariable, kind, op,
-                                  did_you_mean(kind, {"wrong", "crash", "hang", "throw", "poison"})));
+      throw UserError(fmt::format(
+          "{}: unknown fault '{}' for {}, expected wrong, crash, hang, throw, poison or touch{}", kFaultsVariable, kind,
+          op, did_you_mean(kind, {"wrong", "crash", "hang", "throw", "poison", "touch"})));
     }
     plan.faults_[op] = it->second;
   }
   return plan;
+}
+
+bool FaultPlan::plans(FaultKind kind) const {
+  for (const auto& [op, planned] : faults_) {
+    if (planned == kind) return true;
+  }
+  return false;
 }
 
 std::optional<FaultKind> FaultPlan::fault_for(const std::string& op_name) const {

@@ -1,5 +1,6 @@
 // Fault injection for the MPS emulator, so that tests can prove the prober catches each kind of failure:
-// MPS_AUDIT_EMU_FAULTS="aten::sin=wrong,aten::cos=crash,aten::tan=hang,aten::exp=throw,aten::abs=poison".
+// MPS_AUDIT_EMU_FAULTS="aten::sin=wrong,aten::cos=crash,aten::tan=hang,aten::exp=throw,aten::abs=poison,
+// aten::neg=touch".
 #pragma once
 
 #include <map>
@@ -16,6 +17,10 @@ enum class FaultKind {
   kThrow,   // the kernel throws
   kPoison,  // the kernel throws and leaves the device unusable: every later operator on it throws, as every CUDA
             // call does after an illegal memory access
+  kTouch,   // code on the CPU reads the first tensor argument's device memory, which (as a CUDA device's) it cannot
+            // reach: the access faults (SIGSEGV). Caught, it stands for what a fault may leave behind: from then on,
+            // every other operator's results are wrong in that process. While such a fault is planned, the
+            // emulator's memory comes in whole pages, so that one tensor's can be made unreadable alone.
 };
 
 inline constexpr const char* kFaultsVariable = "MPS_AUDIT_EMU_FAULTS";
@@ -27,6 +32,7 @@ class FaultPlan {
   static FaultPlan parse(std::string_view spec);
   std::optional<FaultKind> fault_for(const std::string& op_name) const;
   bool empty() const { return faults_.empty(); }
+  bool plans(FaultKind kind) const;
 
  private:
   std::map<std::string, FaultKind> faults_;

@@ -51,11 +51,19 @@
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <fmt/format.h>
+#ifdef __APPLE__
+#include <malloc/malloc.h>
+#else
+#include <malloc.h>
+#endif
+#include <sys/mman.h>
 #include <torch/library.h>
+#include <unistd.h>
 
 #include "common/diagnostics.h"
 #include "common/ivalue_tensors.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "common/torch_compat.h"
 #include "emu/dtype_rules.h"
 #include "emu/faults.h"
@@ -69,6 +77,22 @@ namespace {
 
 constexpr c10::DeviceType kMps = c10::DeviceType::MPS;
 
+// Whether allocations come in whole pages of their own (while a touch fault is planned, see emu/faults.h).
+bool g_whole_pages = false;
+
+size_t page_size() {
+  static const size_t size = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+size_t usable_size(void* p) {
+#ifdef __APPLE__
+  return malloc_size(p);
+#else
+  return malloc_usable_size(p);
+#endif
+}
+
 // Host memory that says it lives on mps:0. Both allocate() signatures are declared: libtorch 1.13's base class
 // has the const one, 2.x the other; whichever the base declares is the override (see common/torch_compat.h).
 class EmulatedMpsAllocator final : public c10::Allocator {
@@ -79,11 +103,16 @@ class EmulatedMpsAllocator final : public c10::Allocator {
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
  private:
-  static void release(void* p) { std::free(p); }
+  static void release(void* p) {
+    // Pages a touch fault made unreadable become the heap's again.
+    if (p && g_whole_pages) ::mprotect(p, usable_size(p) / page_size() * page_size(), PROT_READ | PROT_WRITE);
+    std::free(p);
+  }
   static c10::DataPtr make(size_t n) {
     void* p = nullptr;
     if (n > 0) {
-      p = std::aligned_alloc(64, (n + 63) / 64 * 64);
+      const size_t align = g_whole_pages ? page_size() : 64;
+      p = std::aligned_alloc(align, (n + align - 1) / align * align);
       if (!p) throw std::bad_alloc();
     }
     return {p, p, &release, c10::Device(kMps, 0)};
@@ -100,6 +129,7 @@ struct State {
   EmulatorOptions options;
   FaultPlan faults;
   std::string poisoned_by;  // the operator whose poison fault made the device unusable
+  std::string touched_by;   // the operator (without overload) whose touch fault left this process's state behind
   std::unique_ptr<torch::Library> kernels, fallback;
 };
 State* g_state = nullptr;
@@ -161,7 +191,29 @@ at::Tensor to_mps(const at::Tensor& cpu) {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-void inject_before(const std::string& name, std::optional<FaultKind> fault) {
+// A touch fault: the first tensor argument's memory made unreadable, then read, as code on the CPU reads a CUDA
+// tensor's. The process dies of SIGSEGV unless the prober catches it (Note [Caught faults]).
+void touch_device_memory(const std::string& op_name, const torch::jit::Stack& stack, size_t num_args) {
+  for (size_t i = stack.size() - num_args; i < stack.size(); ++i) {
+    at::Tensor first;
+    map_tensors(stack[i], [&](const at::Tensor& t) {
+      if (!first.defined() && t.defined() && t.device().type() == kMps && t.has_storage() && t.storage().nbytes() > 0) {
+        first = t;
+      }
+      return t;
+    });
+    if (!first.defined()) continue;
+    g_state->touched_by = base_operator_name(op_name);
+    auto* memory = const_cast<char*>(static_cast<const char*>(first.storage().data()));  // 2.x: const void*
+    const size_t bytes = (first.storage().nbytes() + page_size() - 1) / page_size() * page_size();
+    TORCH_CHECK(::mprotect(memory, bytes, PROT_NONE) == 0, "injected fault: cannot protect the memory to touch");
+    *static_cast<volatile char*>(memory);
+    return;
+  }
+}
+
+void inject_before(const std::string& name, std::optional<FaultKind> fault, const torch::jit::Stack& stack,
+                   size_t num_args) {
   TORCH_CHECK(g_state->poisoned_by.empty(), "injected fault: the device is unusable since ", g_state->poisoned_by, " (",
               kFaultsVariable, ")");
   if (!fault) return;
@@ -172,14 +224,15 @@ void inject_before(const std::string& name, std::optional<FaultKind> fault) {
     case FaultKind::kPoison:
       g_state->poisoned_by = name;
       TORCH_CHECK(false, "injected fault: ", name, " leaves the device unusable (", kFaultsVariable, ")");
+    case FaultKind::kTouch: touch_device_memory(name, stack, num_args); break;
     case FaultKind::kWrong: break;
   }
 }
 
 // The crash, hang or throw planned for an operator, if any (a wrong result is the kernel's to make).
-void inject_faults(const c10::OperatorHandle& op) {
+void inject_faults(const c10::OperatorHandle& op, const torch::jit::Stack* stack) {
   const std::string name = op_name(op);
-  inject_before(name, g_state->faults.fault_for(name));
+  inject_before(name, g_state->faults.fault_for(name), *stack, op.schema().arguments().size());
 }
 
 // Perturbs a result in place: +1 for numbers, negation for booleans.
@@ -306,7 +359,7 @@ void redispatch_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, 
 void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = op_name(op);
   const auto fault = g_state->faults.fault_for(name);
-  inject_before(name, fault);
+  inject_before(name, fault, *stack, op.schema().arguments().size());
   const auto& schema = op.schema();
   at::DisableRecordFunctionGuard no_trace;  // one native op in a trace, however it is computed here
   if (is_metadata_op(schema)) {
@@ -335,7 +388,9 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (size_t i = 0; i < num_returns; ++i) {
     (*stack)[first_return + i] = to_mps_result((*stack)[first_return + i], writes, inputs);
   }
-  if (fault == FaultKind::kWrong) {
+  // Where a touch fault was caught, what it may have left behind makes every other operator's results wrong.
+  const bool left_behind = !g_state->touched_by.empty() && base_operator_name(name) != g_state->touched_by;
+  if (fault == FaultKind::kWrong || left_behind) {
     for (size_t i = 0; i < num_returns; ++i) {
       const c10::IValue& r = (*stack)[first_return + i];
       if (r.isTensor()) {
@@ -359,7 +414,7 @@ void warn_and_fall_back(const c10::OperatorHandle& op, torch::jit::Stack* stack)
 
 // Kernels registered as MPS kernels that always run the CPU fallback (MPSFallback.mm's m.impl(..., mps_fallback)).
 void always_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op);
+  inject_faults(op, stack);
   warn_and_fall_back(op, stack);
 }
 
@@ -524,7 +579,7 @@ c10::IValue result_as(const at::Tensor& result, c10::ScalarType type) {
 
 // _mps_convolution(Tensor self, Tensor weight, Tensor? bias, int[] padding, int[] stride, int[] dilation, int groups)
 void mps_convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op);
+  inject_faults(op, stack);
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   const at::Tensor input = a[0].toTensor();
   TORCH_CHECK(g_state->info.release_version.rfind("1.", 0) != 0 || input.dim() < 5, "Conv3D is not supported on MPS");
@@ -539,7 +594,7 @@ void mps_convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* st
 // _mps_convolution_transpose(Tensor self, Tensor weight, int[] padding, int[] output_padding, int[] stride,
 //                            int[] dilation, int groups)
 void mps_convolution_transpose_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op);
+  inject_faults(op, stack);
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   at::DisableRecordFunctionGuard no_trace;
   const at::Tensor input = a[0].toTensor();
@@ -552,7 +607,7 @@ void mps_convolution_transpose_kernel(const c10::OperatorHandle& op, torch::jit:
 // mps_convolution_backward(Tensor self, Tensor grad_output, Tensor weight, int[] padding, int[] stride,
 //                          int[] dilation, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 void mps_convolution_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op);
+  inject_faults(op, stack);
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   at::DisableRecordFunctionGuard no_trace;
   const at::Tensor input = a[0].toTensor(), weight = computable(a[2].toTensor());
@@ -570,7 +625,7 @@ void mps_convolution_backward_kernel(const c10::OperatorHandle& op, torch::jit::
 // mps_convolution_transpose_backward(Tensor self, Tensor grad_output, Tensor weight, int[] padding,
 //     int[] output_padding, int[] stride, int[] dilation, int groups, bool[2] output_mask) -> (Tensor, Tensor)
 void mps_convolution_transpose_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op);
+  inject_faults(op, stack);
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   at::DisableRecordFunctionGuard no_trace;
   const auto mask = a[8].toBoolList();
@@ -750,6 +805,7 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   g_state = state;
   state->options = options;
   state->faults = std::move(fault_plan);
+  g_whole_pages = state->faults.plans(FaultKind::kTouch);
   state->info.release_dir = options.release_dir;
   // A folder not named pytorch-X.Y.Z (a wheel's torchgen/packaged/ATen/native) is the linked release's.
   state->info.release_version = files.version.empty() ? std::string(compat::kTorchVersion) : files.version;

@@ -14,6 +14,7 @@
 
 #include "common/ivalue_tensors.h"
 #include "common/torch_compat.h"
+#include "probe/caught_faults.h"
 #include "probe/compare.h"
 #include "probe/dispatch_trace.h"
 #include "probe/dtypes.h"
@@ -190,8 +191,13 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
         }
       }
     };
+    // A fault of code on the CPU that touched this probe's device memory is caught (Note [Caught faults]).
+    const std::vector<DeviceMemory> device_memory = target.device.is_cpu() || target.device.is_meta()
+                                                        ? std::vector<DeviceMemory>{}
+                                                        : device_memory_of(op.schema(), target_args, target.device);
+    std::optional<CaughtFault> fault;
     try {
-      actual = run(op, target_args);
+      fault = run_catching_device_faults(device_memory, target.device, [&] { actual = run(op, target_args); });
       collect_fallbacks();
     } catch (const std::exception& e) {
       collect_fallbacks();
@@ -203,6 +209,11 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
     }
     compat::torch_warnings::set_warnAlways(false);
     out.warnings = warnings.messages;
+    if (fault) {
+      out.verdict = Verdict::kCrash;
+      out.message = fault->description;
+      return out;
+    }
   }
   const bool meta = target.device.type() == c10::kMeta;
   const c10::IValue actual_cpu = meta ? actual : outputs_on_cpu(actual);
@@ -329,9 +340,11 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
   bool any_run = false;
   r.verdict = Verdict::kSkip;
   std::string skip_reason;
-  // The worst sample decides.
+  // The worst sample decides. A crash ends the probe, as it would have ended the process had it not been caught.
+  bool crashed = false;
   const auto take = [&](const SampleOutcome& o, const std::string& name) {
     ++r.samples;
+    crashed = crashed || o.verdict == Verdict::kCrash;
     for (auto w : o.warnings) {
       w = first_line(w);
       if (r.warnings.size() < 8 && std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) {
@@ -356,6 +369,7 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
     }
   };
   for (auto& rec : recorded) {
+    if (crashed) break;
     SampleInputs inputs;
     inputs.name = rec.name;
     inputs.args = std::move(rec.args);
@@ -374,6 +388,7 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
 
   const std::vector<Synthesis> variants = synthesized ? synthesis_variants(op->schema()) : std::vector<Synthesis>{};
   for (const SampleSpec* sample : samples) {
+    if (crashed) break;
     // Without a sample in the spec, synthesis tries other shapes until the CPU takes the inputs, starting with the
     // one that worked for this operator in another dtype. An operator no variant suits, twice, gets only the
     // default afterwards: every failed try costs a C++ exception.

@@ -10,6 +10,8 @@
 //   result <i> <json>     after the probe (a ProbeResult)
 //   retire                before a result, when the probe left the device unusable (see Note [Unusable device]):
 //                         the worker exits after that result, and others take the rest of its work
+//   finish                before a result, when the worker caught a fault in the probe (Note [Caught faults]): it
+//                         gets the rest of that operator and then no more work: its input is closed, and it exits
 // Work is handed out by operator name: a worker gets every overload and dtype of one operator before the next (its
 // caches stay warm: kernels compiled at first use, synthesis that worked), and idle workers take the next operator in
 // plan order, so a slow operator holds up one worker only.
@@ -88,6 +90,7 @@
 #include "common/torch_compat.h"
 #include "common/torch_info.h"
 #include "emu/mps_emulator.h"
+#include "probe/caught_faults.h"
 #include "probe/dtypes.h"
 #include "probe/probe_op.h"
 #include "probe/recorded_samples.h"
@@ -371,6 +374,7 @@ struct Worker {
   long next = -1;                     // the one sent after it, which it reads when that is done, or -1
   std::shared_ptr<SharedWord> state;  // the probe the worker marked as on the target; kept across restarts
   bool retiring = false;              // it said "retire": it gets no more work and exits after its result
+  bool finishing = false;             // it said "finish": it gets the rest of its operator only
   std::deque<size_t> todo;            // the rest of its operator's probes
   std::chrono::steady_clock::time_point started;
   bool alive() const { return pid > 0; }
@@ -496,6 +500,11 @@ class Pool {
   void dispatch(Worker& w) {
     if (!w.alive() || !w.ready || w.in_fd < 0 || w.retiring) return;
     if (w.current < 0) {
+      if (w.todo.empty() && w.finishing) {
+        ::close(w.in_fd);
+        w.in_fd = -1;
+        return;
+      }
       if (w.todo.empty() && !pending_.empty()) {
         size_t working = 0;
         for (const auto& other : workers_) working += busy(other) ? 1 : 0;
@@ -535,6 +544,9 @@ class Pool {
       w.ready = true;
     } else if (line == "retire") {
       w.retiring = true;
+    } else if (line == "finish") {
+      w.finishing = true;
+      worker_died_ = true;  // as good as: a new worker will be needed
     } else if (line.rfind("result ", 0) == 0 && w.current >= 0) {
       const size_t space = line.find(' ', 7);
       ProbeResult r;
@@ -612,6 +624,7 @@ class Pool {
     w.buffer.clear();
     w.ready = false;
     w.retiring = false;
+    w.finishing = false;
     return status;
   }
 
@@ -1284,6 +1297,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
     const std::string i = line.substr(0, tab1);
     const long index = std::atol(i.c_str());
+    const size_t caught_before = faults_caught();
     const ProbeResult r = probe_op(target, spec, line.substr(tab1 + 1, tab2 - tab1 - 1), line.substr(tab2 + 1), [&] {
       if (on_target) on_target->store(index, std::memory_order_relaxed);
     });
@@ -1293,6 +1307,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     // next synchronisation when the probe threw first. So after a probe that failed, a tiny operation on the device
     // checks that it still works; when it does not, the probe's record says so and the worker retires.
     ProbeResult checked = r;
+    const bool caught = faults_caught() != caught_before;
     bool retire = false;
     if (r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback && r.verdict != Verdict::kSkip) {
       if (auto broken = device_unusable(target.device)) {
@@ -1301,6 +1316,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
       }
     }
     if (retire) out << "retire\n";
+    if (caught && !retire) out << "finish\n";
     out << "result " << i << " " << to_json(checked).dump() << "\n" << std::flush;
     if (retire) std::_Exit(kExitOk);  // with the device broken, releasing its memory could abort
   }

@@ -200,6 +200,32 @@ TEST(CliRun, AnOperatorThatCrashesInEveryDtypeCostsOneProbeEach) {
   EXPECT_EQ(doc["run"]["finished"], 15);
 }
 
+// Code on the CPU that reads an argument's device memory faults (Note [Caught faults] in probe/caught_faults.cc):
+// the worker catches it, records the crash with what was read, and probes the operator's other dtypes, and then no
+// other operator: the emulated fault makes every other operator's results wrong in that process.
+TEST(CliRun, AFaultOnDeviceMemoryIsCaughtAndNoOtherOperatorRunsAfterIt) {
+  for (const char* jobs : {"1", "2"}) {
+    TempDir dir;
+    const RunOutcome run = run_emulated(dir,
+                                        {"--ops", "^aten::(abs|cos|neg|sin)(\\.out)?$", "--dtypes",
+                                         "float32,float16,int32", "-j", jobs, "--samples", "none"},
+                                        {"MPS_AUDIT_EMU_FAULTS=aten::neg=touch"});
+    ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+    for (const char* dtype : {"float32", "float16", "int32"}) {
+      for (const char* op : {"aten::neg", "aten::neg.out"}) {
+        ASSERT_EQ(verdict(run, op, dtype), "crash") << op << " " << dtype << " -j " << jobs;
+        EXPECT_EQ((*run.find(op, dtype))["message"],
+                  "signal 11 (Segmentation fault): code on the CPU read argument 'self', which is in mps:0 memory");
+      }
+      for (const char* op :
+           {"aten::abs", "aten::abs.out", "aten::cos", "aten::cos.out", "aten::sin", "aten::sin.out"}) {
+        EXPECT_EQ(verdict(run, op, dtype), "pass") << op << " " << dtype << " -j " << jobs;
+      }
+    }
+    EXPECT_EQ(run.doc["run"]["finished"], 24);
+  }
+}
+
 TEST(CliRun, SelfCheckOnCpuAndShapesOnMeta) {
   for (const char* target : {"cpu", "meta"}) {
     TempDir dir;
