@@ -13,8 +13,8 @@
 //   finish                before a result, when the worker caught a fault in the probe (Note [Caught faults]): it
 //                         gets the rest of that operator and then no more work: its input is closed, and it exits
 // Work is handed out by operator name: a worker gets every overload and dtype of one operator before the next (its
-// caches stay warm: kernels compiled at first use, synthesis that worked), and idle workers take the next operator in
-// plan order, so a slow operator holds up one worker only.
+// caches stay warm: kernels compiled at first use, synthesis that worked), and idle workers take the next operator
+// (largest first: Note [Largest operators first]), so a slow operator holds up one worker only.
 // A worker that dies while probe i is out gets i recorded as a crash; one whose probe outlives --timeout is killed,
 // and i is recorded as a timeout. Either way the rest of its operator goes to other workers (Note [Probes that end
 // their worker]), and a new worker starts (Note [Spare workers]). When that happens before the worker marked i as on
@@ -1128,7 +1128,13 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   }
 
   // What is left to run, by operator name (every overload: logaddexp and logaddexp.out meet the same kernels, which
-  // CUDA compiles at first use in each process), in plan order.
+  // CUDA compiles at first use in each process), each in plan order.
+  // Note [Largest operators first]
+  // Workers take the operators with the most probes first (plan order among equals): an operator's probes run one
+  // after another in one worker, so a large one begun last would leave the other workers idle at the end while it
+  // finishes. On a GPU with empty kernel caches, the large ones are also the slow ones: each dtype of each of
+  // special_chebyshev_polynomial_u's four overloads compiles a kernel of its own. Records still take their places in
+  // plan order.
   std::vector<std::vector<size_t>> groups;
   size_t to_run = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
@@ -1138,6 +1144,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     groups.back().push_back(i);
     ++to_run;
   }
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
   const long cores = std::max<long>(1, static_cast<long>(std::thread::hardware_concurrency()));
   const size_t jobs = std::min<size_t>(static_cast<size_t>(o.jobs ? *o.jobs : cores), groups.size());
   err << why;
