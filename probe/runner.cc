@@ -420,6 +420,7 @@ class Pool {
       }
       for (auto& w : workers_) dispatch(w);
       replenish();
+      stop_unneeded();
       std::vector<pollfd> fds;
       std::vector<Worker*> owners;
       for (auto& w : workers_) {
@@ -486,6 +487,18 @@ class Pool {
       if (w.alive()) continue;
       start(w);
       ++alive;
+    }
+  }
+
+  // Once every probe is handed out and answered, workers still starting (spares, replacements) are stopped: they
+  // would otherwise set up their device (seconds on a GPU) only to find their input closed.
+  void stop_unneeded() {
+    if (!pending_.empty()) return;
+    for (const auto& w : workers_) {
+      if (busy(w)) return;
+    }
+    for (auto& w : workers_) {
+      if (w.alive() && !w.ready) reap(w, /*kill_it=*/true);
     }
   }
 
