@@ -11,7 +11,8 @@ namespace mps_audit::emu {
 FaultPlan FaultPlan::parse(std::string_view spec) {
   static const std::map<std::string, FaultKind> kKinds = {{"wrong", FaultKind::kWrong},   {"crash", FaultKind::kCrash},
                                                           {"hang", FaultKind::kHang},     {"throw", FaultKind::kThrow},
-                                                          {"poison", FaultKind::kPoison}, {"touch", FaultKind::kTouch}};
+                                                          {"poison", FaultKind::kPoison}, {"slow", FaultKind::kSlow},
+                                                          {"touch", FaultKind::kTouch}};
   FaultPlan plan;
   for (const auto& entry : split_list(spec)) {
     const size_t eq = entry.find('=');
@@ -24,8 +25,8 @@ FaultPlan FaultPlan::parse(std::string_view spec) {
     auto it = kKinds.find(kind);
     if (it == kKinds.end()) {
       throw UserError(fmt::format(
-          "{}: unknown fault '{}' for {}, expected wrong, crash, hang, throw, poison or touch{}", kFaultsVariable, kind,
-          op, did_you_mean(kind, {"wrong", "crash", "hang", "throw", "poison", "touch"})));
+          "{}: unknown fault '{}' for {}, expected wrong, crash, hang, throw, poison, slow or touch{}", kFaultsVariable,
+          kind, op, did_you_mean(kind, {"wrong", "crash", "hang", "throw", "poison", "slow", "touch"})));
     }
     plan.faults_[op] = it->second;
   }

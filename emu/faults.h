@@ -1,6 +1,6 @@
 // Fault injection for the MPS emulator, so that tests can prove the prober catches each kind of failure:
 // MPS_AUDIT_EMU_FAULTS="aten::sin=wrong,aten::cos=crash,aten::tan=hang,aten::exp=throw,aten::abs=poison,
-// aten::neg=touch".
+// aten::neg=touch,aten::sub=slow".
 #pragma once
 
 #include <map>
@@ -17,6 +17,7 @@ enum class FaultKind {
   kThrow,   // the kernel throws
   kPoison,  // the kernel throws and leaves the device unusable: every later operator on it throws, as every CUDA
             // call does after an illegal memory access
+  kSlow,    // the kernel takes 20 ms longer, and then computes as usual
   kTouch,   // code on the CPU reads the first tensor argument's device memory, which (as a CUDA device's) it cannot
             // reach: the access faults (SIGSEGV). Caught, it stands for what a fault may leave behind: from then on,
             // every other operator's results are wrong in that process. While such a fault is planned, the

@@ -225,6 +225,7 @@ void inject_before(const std::string& name, std::optional<FaultKind> fault, cons
       g_state->poisoned_by = name;
       TORCH_CHECK(false, "injected fault: ", name, " leaves the device unusable (", kFaultsVariable, ")");
     case FaultKind::kTouch: touch_device_memory(name, stack, num_args); break;
+    case FaultKind::kSlow: std::this_thread::sleep_for(std::chrono::milliseconds(20)); break;
     case FaultKind::kWrong: break;
   }
 }

@@ -372,6 +372,7 @@ struct Worker {
   bool said_anything = false;         // for telling a worker that could not start from one that crashed
   long current = -1;                  // the probe it is working on (sent, not answered), or -1
   long next = -1;                     // the one sent after it, which it reads when that is done, or -1
+  long last_sent = -1;                // the last probe sent to it (whose overload it is busy with)
   std::shared_ptr<SharedWord> state;  // the probe the worker marked as on the target; kept across restarts
   bool retiring = false;              // it said "retire": it gets no more work and exits after its result
   bool finishing = false;             // it said "finish": it gets the rest of its operator only
@@ -519,12 +520,11 @@ class Pool {
         return;
       }
       if (w.todo.empty() && !pending_.empty()) {
-        size_t working = 0;
-        for (const auto& other : workers_) working += busy(other) ? 1 : 0;
-        if (working >= jobs_) return;  // a spare, for now
+        if (working() >= jobs_) return;  // a spare, for now
         w.todo.assign(pending_.front().begin(), pending_.front().end());
         pending_.pop_front();
       }
+      if (w.todo.empty() && working() < jobs_) take_an_overload(w);
       if (w.todo.empty()) {
         ::close(w.in_fd);
         w.in_fd = -1;
@@ -536,9 +536,42 @@ class Pool {
     if (w.next < 0 && !w.todo.empty() && w.in_fd >= 0) w.next = send(w);
   }
 
+  size_t working() const {
+    size_t n = 0;
+    for (const auto& w : workers_) n += busy(w) ? 1 : 0;
+    return n;
+  }
+
+  // Note [Overloads for idle workers]
+  // When no operator is left to hand out, a worker without work takes the probes of one overload from the worker
+  // with the most probes left: the last overload in that worker's list, all its dtypes, and never the overload that
+  // worker is busy with. A worker's memory of an operator (the synthesis that worked, the first dtype the CPU took:
+  // probe/probe_op.cc) is kept by overload, so every probe still meets the same memory as in one worker; only
+  // kernels compiled at first use are compiled in both (on a GPU with empty kernel caches, the special_* functions
+  // compile one per dtype, and the run's end waited for one worker going through both of an operator's overloads).
+  void take_an_overload(Worker& thief) {
+    Worker* from = nullptr;
+    size_t best = 0;
+    for (auto& w : workers_) {
+      if (&w == &thief || !w.alive() || w.finishing || w.retiring || w.todo.empty()) continue;
+      const std::string& last = plan_[w.todo.back()].op;
+      size_t run = 0;
+      for (auto it = w.todo.rbegin(); it != w.todo.rend() && plan_[*it].op == last; ++it) ++run;
+      const bool own_overload = run == w.todo.size() && w.last_sent >= 0 && plan_[w.last_sent].op == last;
+      if (!own_overload && run > best) {
+        best = run;
+        from = &w;
+      }
+    }
+    if (!from) return;
+    thief.todo.assign(from->todo.end() - static_cast<long>(best), from->todo.end());
+    from->todo.erase(from->todo.end() - static_cast<long>(best), from->todo.end());
+  }
+
   // Writes the first probe of the worker's operator to its input; returns the probe's index.
   long send(Worker& w) {
     const size_t i = w.todo.front();
+    w.last_sent = static_cast<long>(i);
     const std::string line = fmt::format("{}\t{}\t{}\n", i, plan_[i].op, plan_[i].dtype);
     w.todo.pop_front();
     // A line this short is written whole or not at all; a worker that died meanwhile shows as the end of its output.
@@ -742,7 +775,7 @@ class Pool {
     w.in_fd = to_worker[1];
     w.out_fd = from_worker[0];
     w.lifeline_fd = lifeline[1];
-    w.current = w.next = -1;
+    w.current = w.next = w.last_sent = -1;
     w.ready = false;
     w.said_anything = false;
   }

@@ -226,6 +226,32 @@ TEST(CliRun, AFaultOnDeviceMemoryIsCaughtAndNoOtherOperatorRunsAfterIt) {
   }
 }
 
+// However the probes are spread over workers, an idle one taking overloads from a busy one at the end (Note
+// [Overloads for idle workers] in probe/runner.cc), every record is the one a single worker makes: the memory of
+// what the CPU took in an earlier dtype shows in messages ("the CPU takes this operator's inputs in float32 but not
+// in bool"). Two workers: one takes sub, slowed down, and the other, done with abs, takes sub's overloads from it.
+TEST(CliRun, RecordsAreTheSameWithOneWorkerOrTwo) {
+  const std::vector<std::string> env = {"MPS_AUDIT_EMU_FAULTS=aten::sub=slow"};
+  TempDir one, two;
+  const RunOutcome a = run_emulated(one, {"--ops", "^aten::(abs|sub)(\\.|_|$)", "-j", "1"}, env);
+  const RunOutcome b = run_emulated(two, {"--ops", "^aten::(abs|sub)(\\.|_|$)", "-j", "2"}, env);
+  ASSERT_EQ(a.result.exit_code, 0) << a.result.err;
+  ASSERT_EQ(b.result.exit_code, 0) << b.result.err;
+  ASSERT_EQ(a.doc["results"].size(), b.doc["results"].size());
+  size_t remembered = 0;
+  for (size_t i = 0; i < a.doc["results"].size(); ++i) {
+    const auto& x = a.doc["results"][i];
+    const auto& y = b.doc["results"][i];
+    EXPECT_EQ(x["op"], y["op"]);
+    EXPECT_EQ(x["dtype"], y["dtype"]);
+    EXPECT_EQ(x["verdict"], y["verdict"]) << x["op"] << " " << x["dtype"];
+    EXPECT_EQ(x["message"], y["message"]) << x["op"] << " " << x["dtype"];
+    EXPECT_EQ(x["sample"], y["sample"]) << x["op"] << " " << x["dtype"];
+    remembered += x["message"].get<std::string>().find("the CPU takes this operator's inputs in") != std::string::npos;
+  }
+  EXPECT_GT(remembered, 0u);
+}
+
 TEST(CliRun, SelfCheckOnCpuAndShapesOnMeta) {
   for (const char* target : {"cpu", "meta"}) {
     TempDir dir;
