@@ -80,6 +80,7 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 #include "common/diagnostics.h"
@@ -383,6 +384,15 @@ struct Worker {
 
 void set_cloexec(int fd) {
   ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+}
+
+// Closes every descriptor from `first` up.
+void close_descriptors_from(int first) {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, first, ~0U, 0) == 0) return;
+#endif
+  const long most = std::min<long>(::sysconf(_SC_OPEN_MAX), 1 << 16);
+  for (int fd = first; fd < most; ++fd) ::close(fd);
 }
 
 class Pool {
@@ -714,6 +724,100 @@ class Pool {
     lifeline[0] = above_worker_fds(lifeline[0]);  // it becomes the worker's descriptor 3
     if (!w.state) w.state = std::make_shared<SharedWord>();
     w.state->word().store(-1);
+    const int rc = forked_workers() ? fork_worker(w, to_worker[0], from_worker[1], lifeline[0])
+                                    : spawn_worker(w, to_worker[0], from_worker[1], lifeline[0]);
+    ::close(to_worker[0]);
+    ::close(from_worker[1]);
+    ::close(lifeline[0]);
+    if (rc != 0) {
+      ::close(to_worker[1]);
+      ::close(from_worker[0]);
+      ::close(lifeline[1]);
+      w.pid = -1;
+      throw UserError(fmt::format("cannot start a worker ({}): {}", options_.self, std::strerror(rc)));
+    }
+    w.in_fd = to_worker[1];
+    w.out_fd = from_worker[0];
+    w.lifeline_fd = lifeline[1];
+    w.current = w.next = w.last_sent = -1;
+    w.ready = false;
+    w.said_anything = false;
+  }
+
+  // Note [Forked workers]
+  // On Linux a worker is a fork of the run, which has loaded libtorch and its CUDA libraries already: half a second
+  // of a core less per worker on the GPU machine, and a run whose probes crash starts one per crash. The run has not
+  // touched a device (CUDA cannot be used in a child forked after it was set up: the host block of the results,
+  // which asks CUDA how many devices it has, is filled in after the workers are done), runs no threads of its own,
+  // and flushes its output before it forks. The child takes the worker's descriptors, closes every other one (the
+  // other workers' pipes, the journal, the folder lock), restores default signal dispositions and leaves the run's
+  // process group, as a spawned worker does, and runs run_worker() as `mps-audit __worker` would. Elsewhere (macOS,
+  // whose system frameworks do not survive a fork), and with MPS_AUDIT_WORKERS=exec, workers are spawned from the
+  // binary with posix_spawn.
+  static bool forked_workers() {
+#ifdef __linux__
+    static const bool forked = [] {
+      const char* how = std::getenv("MPS_AUDIT_WORKERS");
+      return !(how && std::string(how) == "exec");
+    }();
+    return forked;
+#else
+    return false;
+#endif
+  }
+
+  // Forks a worker; returns 0 or an errno.
+  int fork_worker(Worker& w, int in, int out, int lifeline) {
+    WorkerOptions o;
+    o.target = target_;
+    o.spec = options_.spec;
+    o.emu_release = options_.emu_release;
+    o.emu_macos = options_.emu_macos;
+    o.samples = samples_;
+    o.parent = ::getpid();
+    o.lifeline = kLifelineFd;
+    o.state = kStateFd;
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) return errno;
+    if (pid > 0) {
+      w.pid = pid;
+      return 0;
+    }
+    ::setpgid(0, 0);
+    struct sigaction default_action;
+    std::memset(&default_action, 0, sizeof default_action);
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    for (int s : {SIGPIPE, SIGINT, SIGTERM}) ::sigaction(s, &default_action, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Descriptors 0 and 1 first: the pipes' own numbers are 3 or more, and may be 3 or 4.
+    const int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (::dup2(in, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 || log < 0 || ::dup2(log, STDERR_FILENO) < 0 ||
+        ::dup2(lifeline, kLifelineFd) < 0 || ::dup2(w.state->fd(), kStateFd) < 0) {
+      std::_Exit(kExitBadInput);
+    }
+    close_descriptors_from(kStateFd + 1);
+    ::setenv("PYTORCH_ENABLE_MPS_FALLBACK", options_.fallback == "on" ? "1" : "0", 1);
+    int status = kExitBadInput;
+    try {
+      status = run_worker(o, std::cout);
+    } catch (const UserError& e) {
+      std::cerr << format_diagnostic(e) << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(status);
+  }
+
+  // Spawns `mps-audit __worker`; returns 0 or an errno.
+  int spawn_worker(Worker& w, int in, int out, int lifeline) {
     std::vector<std::string> words = {options_.self, "__worker",
                                       "--target",    target_,
                                       "--spec",      options_.spec,
@@ -742,10 +846,10 @@ class Pool {
     envp.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, to_worker[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, from_worker[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, in, 0);
+    posix_spawn_file_actions_adddup2(&actions, out, 1);
     posix_spawn_file_actions_addopen(&actions, 2, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, lifeline[0], kLifelineFd);
+    posix_spawn_file_actions_adddup2(&actions, lifeline, kLifelineFd);
     posix_spawn_file_actions_adddup2(&actions, w.state->fd(), kStateFd);
     // Its own process group (a terminal's Ctrl-C is the parent's to handle), default signal dispositions (the
     // parent ignores SIGPIPE and catches SIGINT and SIGTERM), and no blocked signals.
@@ -762,22 +866,7 @@ class Pool {
     const int rc = posix_spawn(&w.pid, argv[0], &actions, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
-    ::close(to_worker[0]);
-    ::close(from_worker[1]);
-    ::close(lifeline[0]);
-    if (rc != 0) {
-      ::close(to_worker[1]);
-      ::close(from_worker[0]);
-      ::close(lifeline[1]);
-      w.pid = -1;
-      throw UserError(fmt::format("cannot start a worker ({}): {}", options_.self, std::strerror(rc)));
-    }
-    w.in_fd = to_worker[1];
-    w.out_fd = from_worker[0];
-    w.lifeline_fd = lifeline[1];
-    w.current = w.next = w.last_sent = -1;
-    w.ready = false;
-    w.said_anything = false;
+    return rc;
   }
 
   const RunOptions& options_;
@@ -1160,7 +1249,10 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     env.samples_calls = recordings->summary().kept;
     for (const auto& [why, n] : recordings->summary().dropped) env.samples_dropped += n;
   }
-  describe_host(env);  // the host block `mps-audit env` prints (common/environment.h)
+  // The host block (`mps-audit env`, common/environment.h) is filled in once the workers are done: asking CUDA how
+  // many devices it has sets up its driver in this process, and workers forked from it could not use CUDA then
+  // (Note [Forked workers]).
+  env.torch_version = compat::kTorchVersion;
   // What the probes ran with (the workers' environment, set from --fallback), not the parent's own variable.
   env.fallback_variable = o.fallback == "on" ? "1" : "0";
   env.device = device_for(target).str();
@@ -1233,6 +1325,14 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     if (stopped_by && finished == plan.size()) stopped_by = 0;     // too late to lose anything
   }
   signals.reset();  // a signal while the reports are written ends the process; each report is whole or absent
+  {
+    const RunEnvironment probed = env;
+    describe_host(env);
+    env.device = probed.device;
+    env.emulator = probed.emulator;
+    env.torch_version = probed.torch_version;
+    env.fallback_variable = probed.fallback_variable;
+  }
 
   Results doc;
   doc.environment = env;

@@ -184,20 +184,25 @@ TEST(CliRun, AWorkerWhoseDeviceBecameUnusableIsReplaced) {
 
 // An operator that crashes its worker in every dtype: each probe is a crash of its own (Note [Probes that end their
 // worker], Note [Spare workers] in probe/runner.cc), and every other probe still gets its verdict.
+// Workers forked from the run (Note [Forked workers]) and workers spawned from the binary (MPS_AUDIT_WORKERS=exec,
+// as on macOS) alike.
 TEST(CliRun, AnOperatorThatCrashesInEveryDtypeCostsOneProbeEach) {
-  TempDir dir;
-  const RunOutcome run = run_emulated(dir,
-                                      {"--ops", "^aten::(abs|cos|exp|relu|sin)$", "--dtypes", "float32,float16,int32",
-                                       "-j", "2", "--samples", "none", "--timeout", "2"},
-                                      {"MPS_AUDIT_EMU_FAULTS=aten::cos=crash,aten::relu=hang"});
-  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
-  for (const char* dtype : {"float32", "float16", "int32"}) {
-    EXPECT_EQ(verdict(run, "aten::cos", dtype), "crash") << dtype;
-    EXPECT_EQ(verdict(run, "aten::relu", dtype), "timeout") << dtype;
-    for (const char* op : {"aten::abs", "aten::exp", "aten::sin"}) EXPECT_EQ(verdict(run, op, dtype), "pass") << op;
+  for (const char* workers : {"MPS_AUDIT_WORKERS=fork", "MPS_AUDIT_WORKERS=exec"}) {
+    SCOPED_TRACE(workers);
+    TempDir dir;
+    const RunOutcome run = run_emulated(dir,
+                                        {"--ops", "^aten::(abs|cos|exp|relu|sin)$", "--dtypes", "float32,float16,int32",
+                                         "-j", "2", "--samples", "none", "--timeout", "2"},
+                                        {"MPS_AUDIT_EMU_FAULTS=aten::cos=crash,aten::relu=hang", workers});
+    ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+    for (const char* dtype : {"float32", "float16", "int32"}) {
+      EXPECT_EQ(verdict(run, "aten::cos", dtype), "crash") << dtype;
+      EXPECT_EQ(verdict(run, "aten::relu", dtype), "timeout") << dtype;
+      for (const char* op : {"aten::abs", "aten::exp", "aten::sin"}) EXPECT_EQ(verdict(run, op, dtype), "pass") << op;
+    }
+    const auto doc = nlohmann::json::parse(testing::slurp(dir.path() + "/results.json"));
+    EXPECT_EQ(doc["run"]["finished"], 15);
   }
-  const auto doc = nlohmann::json::parse(testing::slurp(dir.path() + "/results.json"));
-  EXPECT_EQ(doc["run"]["finished"], 15);
 }
 
 // Code on the CPU that reads an argument's device memory faults (Note [Caught faults] in probe/caught_faults.cc):
