@@ -42,7 +42,8 @@
 // Note [Journal]
 // journal.jsonl: the first line is the plan's identity, {"journal": 1, "plan": {...}} (spec path and content hash,
 // target, emulated release and macOS rules, dtypes, ops filter, fallback mode, libtorch, shard, and a hash of the
-// plan itself); then {"environment": {...}} once workers reported it, and one ProbeResult per line as results
+// plan itself); then {"environment": {...}} once workers reported it (the probes' device, emulator and libtorch; the
+// host block is the reports' alone, see Note [Forked workers]), and one ProbeResult per line as results
 // arrive, each line written with one write() and flushed. `run --resume` reads it back: a run whose identity differs
 // is refused, the records fill their places in the plan (so reports list them in plan order whatever order they
 // arrived in), a last line cut short is dropped (and cut from the file), and only the probes without a record run.
