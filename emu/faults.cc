@@ -9,9 +9,13 @@
 namespace mps_audit::emu {
 
 FaultPlan FaultPlan::parse(std::string_view spec) {
-  static const std::map<std::string, FaultKind> kKinds = {{"wrong", FaultKind::kWrong},   {"crash", FaultKind::kCrash},
-                                                          {"hang", FaultKind::kHang},     {"throw", FaultKind::kThrow},
-                                                          {"poison", FaultKind::kPoison}, {"slow", FaultKind::kSlow},
+  static const std::map<std::string, FaultKind> kKinds = {{"wrong", FaultKind::kWrong},
+                                                          {"crash", FaultKind::kCrash},
+                                                          {"hang", FaultKind::kHang},
+                                                          {"throw", FaultKind::kThrow},
+                                                          {"poison", FaultKind::kPoison},
+                                                          {"slow", FaultKind::kSlow},
+                                                          {"touch-then-hang", FaultKind::kTouchThenHang},
                                                           {"touch", FaultKind::kTouch}};
   FaultPlan plan;
   for (const auto& entry : split_list(spec)) {
@@ -25,8 +29,9 @@ FaultPlan FaultPlan::parse(std::string_view spec) {
     auto it = kKinds.find(kind);
     if (it == kKinds.end()) {
       throw UserError(fmt::format(
-          "{}: unknown fault '{}' for {}, expected wrong, crash, hang, throw, poison, slow or touch{}", kFaultsVariable,
-          kind, op, did_you_mean(kind, {"wrong", "crash", "hang", "throw", "poison", "slow", "touch"})));
+          "{}: unknown fault '{}' for {}, expected wrong, crash, hang, throw, poison, slow, touch or touch-then-hang{}",
+          kFaultsVariable, kind, op,
+          did_you_mean(kind, {"wrong", "crash", "hang", "throw", "poison", "slow", "touch", "touch-then-hang"})));
     }
     plan.faults_[op] = it->second;
   }

@@ -226,6 +226,10 @@ void inject_before(const std::string& name, std::optional<FaultKind> fault, cons
       TORCH_CHECK(false, "injected fault: ", name, " leaves the device unusable (", kFaultsVariable, ")");
     case FaultKind::kTouch: touch_device_memory(name, stack, num_args); break;
     case FaultKind::kSlow: std::this_thread::sleep_for(std::chrono::milliseconds(20)); break;
+    case FaultKind::kTouchThenHang:
+      if (g_state->touched_by == base_operator_name(name)) hang_forever();
+      touch_device_memory(name, stack, num_args);
+      break;
     case FaultKind::kWrong: break;
   }
 }
@@ -806,7 +810,7 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   g_state = state;
   state->options = options;
   state->faults = std::move(fault_plan);
-  g_whole_pages = state->faults.plans(FaultKind::kTouch);
+  g_whole_pages = state->faults.plans(FaultKind::kTouch) || state->faults.plans(FaultKind::kTouchThenHang);
   state->info.release_dir = options.release_dir;
   // A folder not named pytorch-X.Y.Z (a wheel's torchgen/packaged/ATen/native) is the linked release's.
   state->info.release_version = files.version.empty() ? std::string(compat::kTorchVersion) : files.version;

@@ -464,7 +464,12 @@ class Pool {
           continue;
         }
         if (w.current >= 0 && std::chrono::duration<double>(now - w.started).count() > options_.timeout_s) {
+          const bool finishing = w.finishing;
           reap(w, /*kill_it=*/true);
+          if (finishing) {
+            retry_elsewhere(w);
+            continue;
+          }
           const bool on_target = w.state->word().load() == w.current;
           ProbeResult r;
           r.verdict = on_target ? Verdict::kTimeout : Verdict::kSkip;
@@ -627,7 +632,7 @@ class Pool {
 
   template <typename R>
   void ended(Worker& w, R& record) {
-    const bool retired = w.retiring;
+    const bool retired = w.retiring, finishing = w.finishing;
     const int status = reap(w, /*kill_it=*/false);
     if (w.current < 0) {
       if (!w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
@@ -643,6 +648,10 @@ class Pool {
       }
       return;
     }
+    if (finishing) {
+      retry_elsewhere(w);
+      return;
+    }
     ProbeResult r;
     const std::string how = WIFSIGNALED(status)
                                 ? fmt::format("died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
@@ -652,6 +661,18 @@ class Pool {
     r.message = on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
     record(w, r);
     requeue_rest(w);
+  }
+
+  // Note [Probes after a caught fault]
+  // A worker that caught a fault (Note [Caught faults]) goes on with the rest of that operator, in a process the
+  // fault may have left in an unknown state: a lock its abandoned frames held, say. So when it hangs or dies there,
+  // the probe is not recorded: it goes back to the front of the queue and runs again in a new worker, whose verdict
+  // is the record (a probe that hangs anywhere costs the time limit twice).
+  void retry_elsewhere(Worker& w) {
+    const size_t i = static_cast<size_t>(w.current);
+    w.current = -1;
+    requeue_rest(w);
+    pending_.push_front({i});
   }
 
   // Note [Probes that end their worker]

@@ -231,6 +231,26 @@ TEST(CliRun, AFaultOnDeviceMemoryIsCaughtAndNoOtherOperatorRunsAfterIt) {
   }
 }
 
+// A worker that caught a fault is not trusted with a hang: a probe of the operator that hangs after the fault runs
+// again in a new worker (Note [Probes after a caught fault] in probe/runner.cc), where the emulated operator faults
+// again, as it would in a process of its own, instead of hanging on what the first fault left behind.
+TEST(CliRun, AProbeThatHangsAfterACaughtFaultRunsAgainInANewWorker) {
+  TempDir dir;
+  const RunOutcome run = run_emulated(dir,
+                                      {"--ops", "^aten::(abs|neg)$", "--dtypes", "float32,float16,int32", "-j", "1",
+                                       "--samples", "none", "--timeout", "2"},
+                                      {"MPS_AUDIT_EMU_FAULTS=aten::neg=touch-then-hang"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  for (const char* dtype : {"float32", "float16", "int32"}) {
+    EXPECT_EQ(verdict(run, "aten::neg", dtype), "crash") << dtype;
+    EXPECT_EQ((*run.find("aten::neg", dtype))["message"],
+              "signal 11 (Segmentation fault): code on the CPU read argument 'self', which is in mps:0 memory")
+        << dtype;
+    EXPECT_EQ(verdict(run, "aten::abs", dtype), "pass") << dtype;
+  }
+  EXPECT_EQ(run.doc["run"]["finished"], 6);
+}
+
 // However the probes are spread over workers, an idle one taking overloads from a busy one at the end (Note
 // [Overloads for idle workers] in probe/runner.cc), every record is the one a single worker makes: the memory of
 // what the CPU took in an earlier dtype shows in messages ("the CPU takes this operator's inputs in float32 but not
