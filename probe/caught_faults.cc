@@ -52,8 +52,6 @@ enum Access : int { kTouched = 0, kRead = 1, kWrote = 2 };
 // What the handler needs, set up before it is armed; plain data, so that the handler reads it safely.
 struct Armed {
   sigjmp_buf env;
-  const DeviceMemory* memory = nullptr;
-  size_t count = 0;
   long thread = 0;
   volatile sig_atomic_t active = 0;
   // Filled by the handler before it jumps.
@@ -186,8 +184,6 @@ std::optional<CaughtFault> run_catching_device_faults(const std::vector<DeviceMe
       device.is_cuda() && device.has_index() ? c10::impl::getDeviceGuardImpl(device.type()) : nullptr;
   const std::optional<c10::Stream> stream =
       streams ? std::optional<c10::Stream>(streams->getStream(device)) : std::nullopt;
-  g_armed.memory = memory.data();
-  g_armed.count = memory.size();
   g_armed.thread = this_thread();
   if (sigsetjmp(g_armed.env, /*savemask=*/1) == 0) {
     g_armed.active = 1;
