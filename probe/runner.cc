@@ -42,8 +42,8 @@
 // Note [Journal]
 // journal.jsonl: the first line is the plan's identity, {"journal": 1, "plan": {...}} (spec path and content hash,
 // target, emulated release and macOS rules, dtypes, ops filter, fallback mode, libtorch, shard, and a hash of the
-// plan itself); then {"environment": {...}} once workers reported it (the probes' device, emulator and libtorch; the
-// host block is the reports' alone, see Note [Forked workers]), and one ProbeResult per line as results
+// plan itself); then {"environment": {...}} once workers reported it (the probes' device, emulator and libtorch, and
+// the host block, which a worker describes: see Note [Forked workers]), and one ProbeResult per line as results
 // arrive, each line written with one write() and flushed. `run --resume` reads it back: a run whose identity differs
 // is refused, the records fill their places in the plan (so reports list them in plan order whatever order they
 // arrived in), a last line cut short is dropped (and cut from the file), and only the probes without a record run.
@@ -396,6 +396,20 @@ void close_descriptors_from(int first) {
   for (int fd = first; fd < most; ++fd) ::close(fd);
 }
 
+// Copies the host block (the fields describe_host() fills in, but the fallback variable: the run sets what its
+// workers ran with) from `from` to `env`.
+void take_host_block(RunEnvironment& env, const RunEnvironment& from) {
+  env.os = from.os;
+  env.macos = from.macos;
+  env.mps_built = from.mps_built;
+  env.mps_available = from.mps_available;
+  env.mps_why_not = from.mps_why_not;
+  env.cuda_built = from.cuda_built;
+  env.cuda_available = from.cuda_available;
+  env.cuda_devices = from.cuda_devices;
+  env.targets = from.targets;
+}
+
 class Pool {
  public:
   Pool(const RunOptions& o, std::string target, std::string log_path, const std::vector<Probe>& plan,
@@ -433,6 +447,12 @@ class Pool {
       for (auto& w : workers_) dispatch(w);
       replenish();
       stop_unneeded();
+      // Note [Workers at the end]
+      // Once every probe has its record, the inputs of the workers left are closed (dispatch() did that) and they
+      // exit; the run goes on to its reports without waiting for them, and they are reaped when the pool goes, after
+      // the reports. A process with a CUDA context takes a second or more to end (the driver tears the context down,
+      // one process after another), and the workers of a run end together.
+      if (pending_.empty() && working() == 0) return 0;
       std::vector<pollfd> fds;
       std::vector<Worker*> owners;
       for (auto& w : workers_) {
@@ -706,7 +726,8 @@ class Pool {
     return status;
   }
 
-  // Stops every worker now: its input closes and it is killed (a probe in progress has no record), and reaped.
+  // Stops every worker now: its input closes and it is killed (a probe in progress has no record; at the end of a
+  // run, none is in progress: Note [Workers at the end]), and reaped.
   void stop_all() {
     for (auto& w : workers_) {
       if (w.alive()) reap(w, /*kill_it=*/true);
@@ -770,7 +791,8 @@ class Pool {
   // On Linux a worker is a fork of the run, which has loaded libtorch and its CUDA libraries already: half a second
   // of a core less per worker on the GPU machine, and a run whose probes crash starts one per crash. The run has not
   // touched a device (CUDA cannot be used in a child forked after it was set up: the host block of the results,
-  // which asks CUDA how many devices it has, is filled in after the workers are done), runs no threads of its own,
+  // which asks CUDA how many devices it has, is a worker's, or filled in after the workers are done when none
+  // started), runs no threads of its own,
   // and flushes its output before it forks. The child takes the worker's descriptors, closes every other one (the
   // other workers' pipes, the journal, the folder lock), restores default signal dispositions and leaves the run's
   // process group, as a spawned worker does, and runs run_worker() as `mps-audit __worker` would. Elsewhere (macOS,
@@ -1271,9 +1293,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     env.samples_calls = recordings->summary().kept;
     for (const auto& [why, n] : recordings->summary().dropped) env.samples_dropped += n;
   }
-  // The host block (`mps-audit env`, common/environment.h) is filled in once the workers are done: asking CUDA how
-  // many devices it has sets up its driver in this process, and workers forked from it could not use CUDA then
-  // (Note [Forked workers]).
+  // The host block (`mps-audit env`, common/environment.h) is the first worker's, or filled in once the workers are
+  // done when none started: asking CUDA how many devices it has sets up its driver in this process, and workers
+  // forked from it could not use CUDA then (Note [Forked workers]).
   env.torch_version = compat::kTorchVersion;
   // What the probes ran with (the workers' environment, set from --fallback), not the parent's own variable.
   env.fallback_variable = o.fallback == "on" ? "1" : "0";
@@ -1320,16 +1342,19 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
 
   Progress progress(err, to_run, o.progress && to_run > 0, isatty(STDERR_FILENO), where);
   size_t ran = 0;
-  bool env_written = false;
+  bool env_written = false, host_described = false;
   int stopped_by = 0;
+  std::optional<Pool> pool;  // its workers are reaped when it goes, after the reports (Note [Workers at the end])
   {
-    Pool pool(o, target, log_path, plan, recordings ? recordings->summary().path : "none");
-    stopped_by = pool.run(
+    pool.emplace(o, target, log_path, plan, recordings ? recordings->summary().path : "none");
+    stopped_by = pool->run(
         std::move(groups), jobs,
         [&](const RunEnvironment& e) {
           env.device = e.device;
           env.emulator = e.emulator;
           env.torch_version = e.torch_version;
+          take_host_block(env, e);
+          host_described = true;
           if (!env_written) journal.line({{"environment", to_json(env)}});
           env_written = true;
         },
@@ -1347,13 +1372,10 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     if (stopped_by && finished == plan.size()) stopped_by = 0;     // too late to lose anything
   }
   signals.reset();  // a signal while the reports are written ends the process; each report is whole or absent
-  {
-    const RunEnvironment probed = env;
-    describe_host(env);
-    env.device = probed.device;
-    env.emulator = probed.emulator;
-    env.torch_version = probed.torch_version;
-    env.fallback_variable = probed.fallback_variable;
+  if (!host_described) {
+    RunEnvironment host;
+    describe_host(host);
+    take_host_block(env, host);
   }
 
   Results doc;
@@ -1426,6 +1448,9 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   // rarely splits its work at all.
   at::set_num_threads(1);
   RunEnvironment env;
+  // The host block of the run's reports (Note [Forked workers]), described before the emulator is active, as the
+  // run itself would: describe_host() takes an active emulator's MPS kernels for no MPS backend.
+  describe_host(env);
   env.torch_version = compat::kTorchVersion;
   if (o.target == "mps-emu") {
     const emu::EmulatorOptions emu_options{o.emu_release, o.emu_macos};

@@ -1,6 +1,8 @@
 // End-to-end tests of `mps-audit run`: every verdict, the results.json contract, the emulator's interface, and
 // bad input. They run the real binary on the emulated MPS target of PyTorch 1.13.1's registry.
+#include <algorithm>
 #include <map>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -281,6 +283,27 @@ TEST(CliRun, RecordsAreTheSameWithOneWorkerOrTwo) {
     remembered += x["message"].get<std::string>().find("the CPU takes this operator's inputs in") != std::string::npos;
   }
   EXPECT_GT(remembered, 0u);
+}
+
+// The host block of a run's results and of its journal is what `mps-audit env` says of the machine, though the run
+// itself never sets up a device (on Linux its workers are forks of it: Note [Forked workers] in probe/runner.cc).
+TEST(CliRun, TheHostBlockIsWhatEnvSays) {
+  const testing::CommandResult env = run_mps_audit({"env", "--format", "json"}, {"PYTORCH_ENABLE_MPS_FALLBACK=1"});
+  ASSERT_EQ(env.exit_code, 0) << env.err;
+  const auto host = nlohmann::json::parse(env.out);
+  TempDir dir;
+  const RunOutcome run = run_emulated(dir, {"--ops", "^aten::sin$", "--dtypes", "float32"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  std::istringstream journal(testing::slurp(dir.path() + "/journal.jsonl"));
+  std::string identity, environment;
+  std::getline(journal, identity);
+  std::getline(journal, environment);
+  const auto journaled = nlohmann::json::parse(environment);
+  ASSERT_TRUE(journaled.contains("environment")) << environment;
+  for (const char* key : {"os", "mps", "cuda", "targets", "torch_version"}) {
+    EXPECT_EQ(run.doc["environment"][key], host[key]) << key;
+    EXPECT_EQ(journaled["environment"][key], host[key]) << key;
+  }
 }
 
 TEST(CliRun, SelfCheckOnCpuAndShapesOnMeta) {
