@@ -2,7 +2,10 @@
 # The audit against PyTorch's own OpInfo CPU-vs-device loop on one GPU machine, in one go (about 7 minutes with
 # 16 cores): builds mps-audit against the installed torch, then runs each of the two twice, first with empty kernel
 # caches ("cold", as on a new machine) and again with the caches the first run left ("warm", as every later run on
-# that machine), compares their throughput, and checks that the audit's two runs agree verdict for verdict.
+# that machine), compares their throughput, and checks that the audit's two runs agree verdict for verdict. The
+# audit runs cold a second time too, in the first run's folder, whose probe costs order its work (Note [Slowest
+# operators first] in probe/probe_costs.cc): a machine that ran an audit before, with its kernel caches emptied (a
+# new PyTorch, say).
 #
 # Note [Kernel caches]
 # CUDA kernels that PyTorch compiles at first use (jiterator: special functions, complex arithmetic, gcd, ...) are
@@ -13,7 +16,7 @@
 # libraries read once) before either runs.
 #
 # Everything lands in OUT (default: $OUT, else ./gpu-compare): summary.md and summary.json (the figures),
-# audit-{cold,warm}-results.json.gz and opinfo-{cold,warm}-verdicts.json.gz (`mps-audit render` makes the audit's
+# audit-{cold,warm,cold-again}-results.json.gz and opinfo-{cold,warm}-verdicts.json.gz (`mps-audit render` makes the audit's
 # other reports from its results.json), determinism.txt (the audit's cold and warm runs, verdict for verdict), log.txt (the build's and the runs' output); and with
 # SCALING=1, jobs.csv, size.csv and scaling.svg (bench/scaling.sh on the device).
 #
@@ -70,6 +73,15 @@ for temperature in cold warm; do
   note "  $seconds s; caches now: $(cd "$work/audit-caches" && du -sh -- * | tr '\t\n' ' ')"
   gzip -c "$work/audit-$temperature/results.json" >"$out/audit-$temperature-results.json.gz"
 done
+# Cold again: empty kernel caches, in a copy of the cold run's folder, whose probe costs (Note [Slowest operators
+# first]) order the work: an audit after a PyTorch upgrade, say, on a machine that ran one before.
+cp -r "$work/audit-cold" "$work/audit-cold-again"
+note "audit, cold kernel caches again, with the cold run's probe costs"
+seconds=$(timed_with_caches "$work/audit-caches-again" -- "$binary" run --target "$target" -j "$jobs" \
+  --out "$work/audit-cold-again" --format json,md --no-progress)
+echo "$seconds" >"$work/audit-cold-again.seconds"
+note "  $seconds s"
+gzip -c "$work/audit-cold-again/results.json" >"$out/audit-cold-again-results.json.gz"
 for j in ${EXTRA_JOBS:-}; do
   note "audit, warm kernel caches, -j $j"
   timed_with_caches "$work/audit-caches" -- "$binary" run --target "$target" -j "$j" --out "$work/audit-j$j" \
@@ -93,10 +105,10 @@ python3 - "$work" "$jobs" "$out" ${EXTRA_JOBS:-} <<'PY'
 import json, sys
 work, workers, out, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3], [int(j) for j in sys.argv[4:]]
 s = {"workers": workers, "goals": {"per_worker_samples_per_s_vs_loop": 3, "pairs_per_s_vs_loop": 50}}
-for t in ("cold", "warm"):
+for t in ("cold", "warm", "cold-again"):
     records = json.load(open(f"{work}/audit-{t}/results.json"))["results"]
     seconds = float(open(f"{work}/audit-{t}.seconds").read())
-    loop = json.load(open(f"{work}/loop-{t}.json"))["summary"]
+    loop = json.load(open(f"{work}/loop-{t.replace('-again', '')}.json"))["summary"]
     samples = sum(r.get("samples", 0) for r in records)
     audit = {"seconds": seconds, "records": len(records),
              "records_run": sum(r.get("verdict") != "skip" for r in records), "samples": samples,
@@ -133,7 +145,10 @@ with open(f"{out}/summary.md", "w") as f:
     for key, name, goal in (("pairs_per_s_vs_loop", "pairs/s, audit / loop", "50x"),
                             ("per_worker_samples_per_s_vs_loop", "samples/s per worker, audit / loop", "3x")):
         f.write(f"| {name} ({goal}) | {s['cold']['ratios'][key]:.2f}x | {s['warm']['ratios'][key]:.2f}x |\n")
-    for t in ("cold", "warm"):
+    a = s["cold-again"]
+    f.write(f"\ncold again, with the cold run's probe costs: {a['audit']['seconds']:.1f} s, "
+            f"{a['ratios']['pairs_per_s_vs_loop']:.2f}x the cold loop's pairs per second\n")
+    for t in ("cold", "warm", "cold-again"):
         a = s[t]["audit"]
         f.write(f"\n{t}: the audit's probes' own seconds, summed: {a['probe_seconds_total']:.0f} s; slowest: "
                 + ", ".join(f"{op} {dt} {sec} s" for op, dt, sec in a["slowest"]) + "\n")

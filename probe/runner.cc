@@ -14,7 +14,8 @@
 //                         gets the rest of that operator and then no more work: its input is closed, and it exits
 // Work is handed out by operator name: a worker gets every overload and dtype of one operator before the next (its
 // caches stay warm: kernels compiled at first use, synthesis that worked), and idle workers take the next operator
-// (largest first: Note [Largest operators first]), so a slow operator holds up one worker only.
+// (the slowest first, as the last run in the output folder measured them, else the largest: Note [Slowest operators
+// first] in probe/probe_costs.cc), so a slow operator holds up one worker only.
 // A worker that dies while probe i is out gets i recorded as a crash; one whose probe outlives --timeout is killed,
 // and i is recorded as a timeout. Either way the rest of its operator goes to other workers (Note [Probes that end
 // their worker]), and a new worker starts (Note [Spare workers]). When that happens before the worker marked i as on
@@ -94,6 +95,7 @@
 #include "emu/mps_emulator.h"
 #include "probe/caught_faults.h"
 #include "probe/dtypes.h"
+#include "probe/probe_costs.h"
 #include "probe/probe_op.h"
 #include "probe/recorded_samples.h"
 #include "probe/spec.h"
@@ -1311,12 +1313,10 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
 
   // What is left to run, by operator name (every overload: logaddexp and logaddexp.out meet the same kernels, which
   // CUDA compiles at first use in each process), each in plan order.
-  // Note [Largest operators first]
-  // Workers take the operators with the most probes first (plan order among equals): an operator's probes run one
-  // after another in one worker, so a large one begun last would leave the other workers idle at the end while it
-  // finishes. On a GPU with empty kernel caches, the large ones are also the slow ones: each dtype of each of
-  // special_chebyshev_polynomial_u's four overloads compiles a kernel of its own. Records still take their places in
-  // plan order.
+  // Workers take the operators that took longest in the last run in this folder first, else those with the most
+  // probes (plan order among equals): an operator's probes run one after another in one worker, so a slow one begun
+  // last would leave the other workers idle at the end while it finishes (Note [Slowest operators first] in
+  // probe/probe_costs.cc). Records still take their places in plan order.
   std::vector<std::vector<size_t>> groups;
   size_t to_run = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
@@ -1326,7 +1326,14 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     groups.back().push_back(i);
     ++to_run;
   }
-  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  const std::string costs_path = join_path(o.out_dir, kProbeCostsFile);
+  ProbeCosts costs = read_probe_costs(costs_path, target);
+  {
+    std::vector<std::pair<std::string, std::string>> probes;
+    probes.reserve(plan.size());
+    for (const auto& p : plan) probes.emplace_back(p.op, p.dtype);
+    order_slowest_first(groups, probes, costs);
+  }
   const long cores = std::max<long>(1, static_cast<long>(std::thread::hardware_concurrency()));
   const size_t jobs = std::min<size_t>(static_cast<size_t>(o.jobs ? *o.jobs : cores), groups.size());
   err << why;
@@ -1391,6 +1398,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   RenderOptions render;
   render.strict = o.strict;
   write_reports(doc, o.formats, o.out_dir, render);
+  write_file_atomically(costs_path, render_probe_costs(std::move(costs), doc.records));
   out << render_summary(doc);
   // Accounting: every planned probe has exactly one record or is not run (interrupted); none is ever lost.
   out << fmt::format("probes: {} planned, {} finished, {} not run, 0 lost\n", doc.run.planned, doc.run.finished,

@@ -285,6 +285,47 @@ TEST(CliRun, RecordsAreTheSameWithOneWorkerOrTwo) {
   EXPECT_GT(remembered, 0u);
 }
 
+// The operators of a journal, in the order their first records arrived.
+std::vector<std::string> operators_in_arrival_order(const std::string& dir) {
+  std::vector<std::string> ops;
+  std::istringstream lines(testing::slurp(dir + "/journal.jsonl"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (!j.contains("op")) continue;
+    const std::string op = j["op"];
+    if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+  }
+  return ops;
+}
+
+// A run keeps every probe's seconds in its folder, and the next run there hands out the operators that took longest
+// first (Note [Slowest operators first] in probe/probe_costs.cc); the records are the same.
+TEST(CliRun, TheNextRunInAFolderBeginsWithTheOperatorsThatTookLongest) {
+  TempDir dir;
+  const std::vector<std::string> args = {"--ops", "^aten::(abs|neg|sub\\.Tensor)$", "--dtypes", "float32,int32", "-j",
+                                         "1"};
+  const std::vector<std::string> env = {"MPS_AUDIT_EMU_FAULTS=aten::sub=slow"};
+  const RunOutcome first = run_emulated(dir, args, env);
+  ASSERT_EQ(first.result.exit_code, 0) << first.result.err;
+  // Without figures, plan order among operators with as many probes.
+  EXPECT_EQ(operators_in_arrival_order(dir.path()),
+            (std::vector<std::string>{"aten::abs", "aten::neg", "aten::sub.Tensor"}));
+  const std::string costs = testing::slurp(dir.path() + "/.mps-audit-costs");
+  EXPECT_EQ(costs.rfind("mps-audit probe costs 1 mps-emu\n", 0), 0u) << costs;
+  EXPECT_NE(costs.find("aten::sub.Tensor\tint32\t"), std::string::npos) << costs;
+
+  const RunOutcome second = run_emulated(dir, args, env);
+  ASSERT_EQ(second.result.exit_code, 0) << second.result.err;
+  EXPECT_EQ(operators_in_arrival_order(dir.path()).front(), "aten::sub.Tensor");
+  ASSERT_EQ(first.doc["results"].size(), second.doc["results"].size());
+  for (size_t i = 0; i < first.doc["results"].size(); ++i) {
+    EXPECT_EQ(first.doc["results"][i]["op"], second.doc["results"][i]["op"]);  // reports keep plan order
+    EXPECT_EQ(first.doc["results"][i]["verdict"], second.doc["results"][i]["verdict"]);
+    EXPECT_EQ(first.doc["results"][i]["message"], second.doc["results"][i]["message"]);
+  }
+}
+
 // The host block of a run's results and of its journal is what `mps-audit env` says of the machine, though the run
 // itself never sets up a device (on Linux its workers are forks of it: Note [Forked workers] in probe/runner.cc).
 TEST(CliRun, TheHostBlockIsWhatEnvSays) {

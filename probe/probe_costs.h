@@ -1,0 +1,36 @@
+// What each probe took in the last runs in an output folder, and the order it makes for the next run's work
+// (Note [Slowest operators first] in probe_costs.cc).
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "results/result.h"
+
+namespace mps_audit {
+
+// The file, in the output folder, that keeps the costs between runs.
+inline constexpr const char* kProbeCostsFile = ".mps-audit-costs";
+
+struct ProbeCosts {
+  std::string target;                                             // the --target they were measured on
+  std::map<std::pair<std::string, std::string>, double> seconds;  // (op, dtype) -> seconds of its last record
+};
+
+// The costs kept in `path` for `target`. Empty when the file is missing, unreadable, not such a file, or kept for
+// another target: costs only order the work, so a bad file costs the order and nothing else. Lines that do not read
+// are left out.
+ProbeCosts read_probe_costs(const std::string& path, const std::string& target);
+
+// The file's text: `costs` with each record's seconds in place of what it had for that probe.
+std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>& records);
+
+// Orders `groups` (each the plan indices of one operator's probes; `probes[i]` is probe i's op and dtype) by their
+// expected cost, largest first, keeping the order of equals: a probe's cost is its seconds in `costs`, else the mean
+// of the probes there are costs for (1 when there are none, which orders by the number of probes).
+void order_slowest_first(std::vector<std::vector<size_t>>& groups,
+                         const std::vector<std::pair<std::string, std::string>>& probes, const ProbeCosts& costs);
+
+}  // namespace mps_audit
