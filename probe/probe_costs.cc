@@ -7,9 +7,10 @@
 // run in the same output folder measured it: as CTest keeps its tests' times for the next run's schedule, each run
 // keeps every probe's seconds in the output folder (kProbeCostsFile, by target, updated with each run's records so
 // that a run of some operators keeps the others' figures), and the next run there hands out the operators with the
-// most seconds first. Probes without a figure count as the mean of those with one; a folder without figures orders
-// by number of probes, as before. The order decides nothing but which worker runs what when: every record is the
-// same.
+// most seconds first. A folder without figures of its own takes a --baseline's, when it was measured on the same
+// target (a clean clone in CI: the committed baseline's records have their seconds). Probes without a figure count
+// as the mean of those with one; without any figures the order is by number of probes, as before. The order decides
+// nothing but which worker runs what when: every record is the same.
 //
 // The file: a first line "mps-audit probe costs 1 <target>", then "<op>\t<dtype>\t<seconds>" per probe.
 #include "probe/probe_costs.h"
@@ -46,6 +47,11 @@ ProbeCosts read_probe_costs(const std::string& path, const std::string& target) 
     costs.seconds[{line.substr(0, tab1), line.substr(tab1 + 1, tab2 - tab1 - 1)}] = seconds;
   }
   return costs;
+}
+
+void add_missing_costs(ProbeCosts& costs, const Results& results) {
+  if (results.environment.target != costs.target) return;
+  for (const auto& r : results.records) costs.seconds.emplace(std::make_pair(r.op, r.dtype), std::max(0.0, r.seconds));
 }
 
 std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>& records) {

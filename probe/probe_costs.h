@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "results/result.h"
+#include "results/results_file.h"
 
 namespace mps_audit {
 
@@ -23,6 +24,10 @@ struct ProbeCosts {
 // another target: costs only order the work, so a bad file costs the order and nothing else. Lines that do not read
 // are left out.
 ProbeCosts read_probe_costs(const std::string& path, const std::string& target);
+
+// Adds the seconds of `results`' records for the probes `costs` has no figure for, when they were measured on the
+// same target: a --baseline's figures, for a folder that has none of its own yet (a clean clone in CI).
+void add_missing_costs(ProbeCosts& costs, const Results& results);
 
 // The file's text: `costs` with each record's seconds in place of what it had for that probe.
 std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>& records);

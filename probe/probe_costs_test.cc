@@ -62,6 +62,23 @@ TEST(ProbeCosts, WrittenAndReadBackWithTheNewRecordsInPlaceOfTheOldOnes) {
   EXPECT_EQ(after.seconds, expected);
 }
 
+TEST(ProbeCosts, ABaselineFillsInWhatTheFolderHasNoFigureForWhenMeasuredOnTheSameTarget) {
+  ProbeCosts costs;
+  costs.target = "cuda";
+  costs.seconds = {{{"aten::sin", "float32"}, 1.5}};
+  Results baseline;
+  baseline.environment.target = "cuda";
+  baseline.records = {record("aten::sin", "float32", 9.0), record("aten::cos", "int64", 2.0)};
+  Results elsewhere = baseline;
+  elsewhere.environment.target = "mps";
+  elsewhere.records = {record("aten::tan", "int64", 4.0)};
+  add_missing_costs(costs, baseline);
+  add_missing_costs(costs, elsewhere);
+  const std::map<std::pair<std::string, std::string>, double> expected = {{{"aten::sin", "float32"}, 1.5},
+                                                                          {{"aten::cos", "int64"}, 2.0}};
+  EXPECT_EQ(costs.seconds, expected);  // the folder's own figure wins; another target's are left out
+}
+
 TEST(ProbeCosts, AnotherTargetsFiguresAMissingFileAndBadLinesAreLeftOut) {
   TempDir dir;
   const std::string path = join_path(dir.path(), kProbeCostsFile);

@@ -1313,9 +1313,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
 
   // What is left to run, by operator name (every overload: logaddexp and logaddexp.out meet the same kernels, which
   // CUDA compiles at first use in each process), each in plan order.
-  // Workers take the operators that took longest in the last run in this folder first, else those with the most
-  // probes (plan order among equals): an operator's probes run one after another in one worker, so a slow one begun
-  // last would leave the other workers idle at the end while it finishes (Note [Slowest operators first] in
+  // Workers take the operators that took longest in the last run in this folder (or the baseline) first, else those
+  // with the most probes (plan order among equals): an operator's probes run one after another in one worker, so a slow
+  // one begun last would leave the other workers idle at the end while it finishes (Note [Slowest operators first] in
   // probe/probe_costs.cc). Records still take their places in plan order.
   std::vector<std::vector<size_t>> groups;
   size_t to_run = 0;
@@ -1328,6 +1328,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   }
   const std::string costs_path = join_path(o.out_dir, kProbeCostsFile);
   ProbeCosts costs = read_probe_costs(costs_path, target);
+  if (baseline) add_missing_costs(costs, *baseline);
   {
     std::vector<std::pair<std::string, std::string>> probes;
     probes.reserve(plan.size());

@@ -318,6 +318,13 @@ TEST(CliRun, TheNextRunInAFolderBeginsWithTheOperatorsThatTookLongest) {
   const RunOutcome second = run_emulated(dir, args, env);
   ASSERT_EQ(second.result.exit_code, 0) << second.result.err;
   EXPECT_EQ(operators_in_arrival_order(dir.path()).front(), "aten::sub.Tensor");
+  // A new folder takes a baseline's figures (its records' seconds), as a clean clone in CI does.
+  TempDir clean;
+  std::vector<std::string> gated = args;
+  gated.insert(gated.end(), {"--baseline", dir.path() + "/results.json"});
+  const RunOutcome third = run_emulated(clean, gated, env);
+  ASSERT_EQ(third.result.exit_code, 0) << third.result.err;
+  EXPECT_EQ(operators_in_arrival_order(clean.path()).front(), "aten::sub.Tensor");
   ASSERT_EQ(first.doc["results"].size(), second.doc["results"].size());
   for (size_t i = 0; i < first.doc["results"].size(); ++i) {
     EXPECT_EQ(first.doc["results"][i]["op"], second.doc["results"][i]["op"]);  // reports keep plan order
