@@ -38,7 +38,7 @@
 // worker is reaped.
 //
 // Workers load libtorch with PYTORCH_ENABLE_MPS_FALLBACK set as --fallback says, because MPS reads it once, when it
-// loads.
+// loads; see also Note [Worker environment].
 //
 // Note [Journal]
 // journal.jsonl: the first line is the plan's identity, {"journal": 1, "plan": {...}} (spec path and content hash,
@@ -848,7 +848,9 @@ class Pool {
       std::_Exit(kExitBadInput);
     }
     close_descriptors_from(kStateFd + 1);
-    ::setenv("PYTORCH_ENABLE_MPS_FALLBACK", options_.fallback == "on" ? "1" : "0", 1);
+    for (const auto& [name, value] : worker_variables(target_, options_.fallback, environ)) {
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
     int status = kExitBadInput;
     try {
       status = run_worker(o, std::cout);
@@ -882,11 +884,15 @@ class Pool {
     std::vector<char*> argv;
     for (auto& s : words) argv.push_back(s.data());
     argv.push_back(nullptr);
+    const auto variables = worker_variables(target_, options_.fallback, environ);
     std::vector<std::string> env_strings;
     for (char** e = environ; *e; ++e) {
-      if (std::strncmp(*e, "PYTORCH_ENABLE_MPS_FALLBACK=", 28) != 0) env_strings.emplace_back(*e);
+      const bool replaced = std::any_of(variables.begin(), variables.end(), [&](const auto& v) {
+        return std::strncmp(*e, v.first.c_str(), v.first.size()) == 0 && (*e)[v.first.size()] == '=';
+      });
+      if (!replaced) env_strings.emplace_back(*e);
     }
-    env_strings.push_back(std::string("PYTORCH_ENABLE_MPS_FALLBACK=") + (options_.fallback == "on" ? "1" : "0"));
+    for (const auto& [name, value] : variables) env_strings.push_back(name + "=" + value);
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -1070,6 +1076,27 @@ std::string content_hash(const std::string& text) {
     h *= 1099511628211ull;
   }
   return fmt::format("fnv1a64:{:016x}", h);
+}
+
+// Note [Worker environment]
+// What a run sets in its workers' environment, beyond its own: PYTORCH_ENABLE_MPS_FALLBACK as --fallback says, and
+// on CUDA, CUDA_DEVICE_MAX_CONNECTIONS=1 unless the run's environment sets it. A CUDA context sets up that many
+// hardware work queues (8 by default), and the driver sets contexts up one after another: on the H100 machine,
+// 16 processes starting at once took 1.2-2.4 s each to run a first operation, and 0.1-0.5 s with one queue. A
+// worker runs its probes one after another on one stream, so more queues gain it nothing; the warm audit there took
+// 11.0-11.6 s with one queue against 15.3-16.4 s, every record the same.
+std::vector<std::pair<std::string, std::string>> worker_variables(const std::string& target,
+                                                                  const std::string& fallback,
+                                                                  const char* const* environment) {
+  std::vector<std::pair<std::string, std::string>> set = {
+      {"PYTORCH_ENABLE_MPS_FALLBACK", fallback == "on" ? "1" : "0"}};
+  if (target == "cuda") {
+    const std::string name = "CUDA_DEVICE_MAX_CONNECTIONS=";
+    bool given = false;
+    for (const char* const* e = environment; e && *e; ++e) given = given || std::string(*e).rfind(name, 0) == 0;
+    if (!given) set.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+  }
+  return set;
 }
 
 nlohmann::json plan_identity_line(const nlohmann::json& identity) {

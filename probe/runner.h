@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -64,6 +65,12 @@ Shard parse_shard(const std::string& text);
 // the shard with the fewest probes so far (ties: plan order, lower shard), so shards are balanced by probe count and
 // the slicing depends only on the plan.
 std::vector<size_t> shard_slice(const std::vector<std::string>& plan_ops, const Shard& shard);
+
+// The variables a run sets in its workers' environment, name and value, given the target, --fallback and the run's
+// own environment (a null-terminated array, as `environ`). See Note [Worker environment] in runner.cc.
+std::vector<std::pair<std::string, std::string>> worker_variables(const std::string& target,
+                                                                  const std::string& fallback,
+                                                                  const char* const* environment);
 
 // What a run's journal records as its plan's identity: the first line of journal.jsonl. Two runs with equal
 // identities make the same plan, so a journal's records can complete the run that `--resume` asks for.

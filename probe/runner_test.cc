@@ -17,6 +17,23 @@ std::vector<std::string> plan_of(const std::vector<std::pair<std::string, int>>&
   return plan;
 }
 
+using Variables = std::vector<std::pair<std::string, std::string>>;
+
+// Note [Worker environment]: the fallback variable as --fallback says, and on CUDA one hardware queue per context,
+// unless the run's own environment says how many.
+TEST(WorkerEnvironment, TheFallbackAsToldAndOnCudaOneHardwareQueueUnlessTheRunSetsIt) {
+  const char* plain[] = {"HOME=/root", "PYTORCH_ENABLE_MPS_FALLBACK=1", nullptr};
+  EXPECT_EQ(worker_variables("mps-emu", "off", plain), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "0"}}));
+  EXPECT_EQ(worker_variables("mps", "on", plain), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}}));
+  EXPECT_EQ(worker_variables("cuda", "on", plain),
+            (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
+  const char* told[] = {"CUDA_DEVICE_MAX_CONNECTIONS=4", nullptr};
+  EXPECT_EQ(worker_variables("cuda", "on", told), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}}));
+  const char* alike[] = {"CUDA_DEVICE_MAX_CONNECTIONS_X=4", nullptr};  // another variable
+  EXPECT_EQ(worker_variables("cuda", "off", alike),
+            (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "0"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
+}
+
 TEST(Shards, EveryProbeInExactlyOneShardOperatorsWholeAndBalanced) {
   // Uneven operators: 7 dtypes of one, 1 of another, ...
   const auto plan = plan_of({{"a", 7}, {"b", 1}, {"c", 3}, {"d", 3}, {"e", 2}, {"f", 6}, {"g", 1}, {"h", 4}});
