@@ -7,10 +7,10 @@
 // run in the same output folder measured it: as CTest keeps its tests' times for the next run's schedule, each run
 // keeps every probe's seconds in the output folder (kProbeCostsFile, by target, updated with each run's records so
 // that a run of some operators keeps the others' figures), and the next run there hands out the operators with the
-// most seconds first. A folder without figures of its own takes a --baseline's, when it was measured on the same
-// target (a clean clone in CI: the committed baseline's records have their seconds). Probes without a figure count
-// as the mean of those with one; without any figures the order is by number of probes, as before. The order decides
-// nothing but which worker runs what when: every record is the same.
+// most seconds first. Probes the folder has no figure for take a --baseline's, when it was measured on the same
+// target (a clean clone in CI has no figures, and the committed baseline's records have their seconds). Probes without
+// a figure count as the mean of those with one; without any figures the order is by number of probes, as before. The
+// order decides nothing but which worker runs what when: every record is the same.
 //
 // The file: a first line "mps-audit probe costs 1 <target>", then "<op>\t<dtype>\t<seconds>" per probe.
 #include "probe/probe_costs.h"
