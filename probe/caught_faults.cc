@@ -211,11 +211,9 @@ std::optional<CaughtFault> run_catching_device_faults(const std::vector<DeviceMe
   fault.signal = g_armed.signal;
   fault.access = g_armed.access == kRead ? "read" : g_armed.access == kWrote ? "wrote to" : "touched";
   fault.what = it != memory.end() ? it->what : fmt::format("{} memory that is not an argument's", device.str());
-  fault.description = it != memory.end()
-                          ? fmt::format("signal {} ({}): code on the CPU {} {}, which is in {} memory", fault.signal,
-                                        strsignal(fault.signal), fault.access, fault.what, device.str())
-                          : fmt::format("signal {} ({}): code on the CPU {} {}", fault.signal, strsignal(fault.signal),
-                                        fault.access, fault.what);
+  fault.description = fmt::format("signal {} ({}): code on the CPU {} {}", fault.signal, strsignal(fault.signal),
+                                  fault.access, fault.what);
+  if (it != memory.end()) fault.description += fmt::format(", which is in {} memory", device.str());
   return fault;
 #endif
 }

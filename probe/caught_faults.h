@@ -26,8 +26,8 @@ struct CaughtFault {
   int signal = 0;      // SIGSEGV or SIGBUS
   std::string access;  // "read", "wrote to" or "touched" (where the processor does not say)
   std::string what;    // the DeviceMemory's `what`
-  std::string
-      description;  // "signal 11 (Segmentation fault): the CPU read argument 'shape', which is in device memory"
+  // "signal 11 (Segmentation fault): code on the CPU read argument 'shape', which is in cuda:0 memory"
+  std::string description;
 };
 
 // Whether an address is in the device's memory. For a CUDA device, without one given, the CUDA driver says.

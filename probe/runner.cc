@@ -398,6 +398,11 @@ void close_descriptors_from(int first) {
   for (int fd = first; fd < most; ++fd) ::close(fd);
 }
 
+// Whether `entry` ("NAME=value", as in `environ`) sets the variable `name`.
+bool sets_variable(const char* entry, const std::string& name) {
+  return std::strncmp(entry, name.c_str(), name.size()) == 0 && entry[name.size()] == '=';
+}
+
 // Copies the host block (the fields describe_host() fills in, but the fallback variable: the run sets what its
 // workers ran with) from `from` to `env`.
 void take_host_block(RunEnvironment& env, const RunEnvironment& from) {
@@ -448,13 +453,18 @@ class Pool {
       }
       for (auto& w : workers_) dispatch(w);
       replenish();
-      stop_unneeded();
       // Note [Workers at the end]
-      // Once every probe has its record, the inputs of the workers left are closed (dispatch() did that) and they
-      // exit; the run goes on to its reports without waiting for them, and they are reaped when the pool goes, after
-      // the reports. A process with a CUDA context takes a second or more to end (the driver tears the context down,
-      // one process after another), and the workers of a run end together.
-      if (pending_.empty() && working() == 0) return 0;
+      // Once every probe has its record, the inputs of the ready workers left are closed (dispatch() did that) and
+      // they exit; the run goes on to its reports without waiting for them, and they are reaped when the pool goes,
+      // after the reports. A process with a CUDA context takes a second or more to end (the driver tears the context
+      // down, one process after another), and the workers of a run end together. Workers still starting (spares,
+      // replacements) are stopped now: they would otherwise set up their device (seconds on a GPU) meanwhile.
+      if (pending_.empty() && working() == 0) {
+        for (auto& w : workers_) {
+          if (w.alive() && !w.ready) reap(w, /*kill_it=*/true);
+        }
+        return 0;
+      }
       std::vector<pollfd> fds;
       std::vector<Worker*> owners;
       for (auto& w : workers_) {
@@ -526,18 +536,6 @@ class Pool {
       if (w.alive()) continue;
       start(w);
       ++alive;
-    }
-  }
-
-  // Once every probe is handed out and answered, workers still starting (spares, replacements) are stopped: they
-  // would otherwise set up their device (seconds on a GPU) only to find their input closed.
-  void stop_unneeded() {
-    if (!pending_.empty()) return;
-    for (const auto& w : workers_) {
-      if (busy(w)) return;
-    }
-    for (auto& w : workers_) {
-      if (w.alive() && !w.ready) reap(w, /*kill_it=*/true);
     }
   }
 
@@ -794,12 +792,11 @@ class Pool {
   // of a core less per worker on the GPU machine, and a run whose probes crash starts one per crash. The run has not
   // touched a device (CUDA cannot be used in a child forked after it was set up: the host block of the results,
   // which asks CUDA how many devices it has, is a worker's, or filled in after the workers are done when none
-  // started), runs no threads of its own,
-  // and flushes its output before it forks. The child takes the worker's descriptors, closes every other one (the
-  // other workers' pipes, the journal, the folder lock), restores default signal dispositions and leaves the run's
-  // process group, as a spawned worker does, and runs run_worker() as `mps-audit __worker` would. Elsewhere (macOS,
-  // whose system frameworks do not survive a fork), and with MPS_AUDIT_WORKERS=exec, workers are spawned from the
-  // binary with posix_spawn.
+  // started), runs no threads of its own, and flushes its output before it forks. The child takes the worker's
+  // descriptors, closes every other one (the other workers' pipes, the journal, the folder lock), restores default
+  // signal dispositions and leaves the run's process group, as a spawned worker does, and runs run_worker() as
+  // `mps-audit __worker` would. Elsewhere (macOS, whose system frameworks do not survive a fork), and with
+  // MPS_AUDIT_WORKERS=exec, workers are spawned from the binary with posix_spawn.
   static bool forked_workers() {
 #ifdef __linux__
     static const bool forked = [] {
@@ -887,9 +884,8 @@ class Pool {
     const auto variables = worker_variables(target_, options_.fallback, environ);
     std::vector<std::string> env_strings;
     for (char** e = environ; *e; ++e) {
-      const bool replaced = std::any_of(variables.begin(), variables.end(), [&](const auto& v) {
-        return std::strncmp(*e, v.first.c_str(), v.first.size()) == 0 && (*e)[v.first.size()] == '=';
-      });
+      const bool replaced =
+          std::any_of(variables.begin(), variables.end(), [&](const auto& v) { return sets_variable(*e, v.first); });
       if (!replaced) env_strings.emplace_back(*e);
     }
     for (const auto& [name, value] : variables) env_strings.push_back(name + "=" + value);
@@ -1091,10 +1087,10 @@ std::vector<std::pair<std::string, std::string>> worker_variables(const std::str
   std::vector<std::pair<std::string, std::string>> set = {
       {"PYTORCH_ENABLE_MPS_FALLBACK", fallback == "on" ? "1" : "0"}};
   if (target == "cuda") {
-    const std::string name = "CUDA_DEVICE_MAX_CONNECTIONS=";
+    const std::string name = "CUDA_DEVICE_MAX_CONNECTIONS";
     bool given = false;
-    for (const char* const* e = environment; e && *e; ++e) given = given || std::string(*e).rfind(name, 0) == 0;
-    if (!given) set.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+    for (const char* const* e = environment; e && *e; ++e) given = given || sets_variable(*e, name);
+    if (!given) set.emplace_back(name, "1");
   }
   return set;
 }
@@ -1487,7 +1483,6 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   // The host block of the run's reports (Note [Forked workers]), described before the emulator is active, as the
   // run itself would: describe_host() takes an active emulator's MPS kernels for no MPS backend.
   describe_host(env);
-  env.torch_version = compat::kTorchVersion;
   if (o.target == "mps-emu") {
     const emu::EmulatorOptions emu_options{o.emu_release, o.emu_macos};
     env.emulator = emu::activate_mps_emulator(emu_options).label();
