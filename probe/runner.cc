@@ -382,6 +382,8 @@ struct Worker {
   bool finishing = false;             // it said "finish": it gets the rest of its operator only
   std::deque<size_t> todo;            // the rest of its operator's probes
   std::chrono::steady_clock::time_point started;
+  // It exited (its output closed), and the record of its probe waits for its exit status (Note [Workers that end]).
+  bool ending = false;
   bool alive() const { return pid > 0; }
 };
 
@@ -461,7 +463,10 @@ class Pool {
       // replacements) are stopped now: they would otherwise set up their device (seconds on a GPU) meanwhile.
       if (pending_.empty() && working() == 0) {
         for (auto& w : workers_) {
-          if (w.alive() && !w.ready) reap(w, /*kill_it=*/true);
+          if (w.alive() && !w.ready && !w.ending) {
+            ::kill(w.pid, SIGKILL);
+            let_go(w);
+          }
         }
         return 0;
       }
@@ -473,8 +478,10 @@ class Pool {
           owners.push_back(&w);
         }
       }
-      if (fds.empty()) return 0;
-      ::poll(fds.data(), fds.size(), 200);
+      const bool waiting = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.ending; });
+      if (fds.empty() && !waiting) return 0;
+      ::poll(fds.data(), fds.size(), waiting ? 5 : 200);
+      reap_exited(record);
       if (g_stop_signal) continue;
       const auto now = std::chrono::steady_clock::now();
       for (size_t k = 0; k < fds.size(); ++k) {
@@ -497,7 +504,8 @@ class Pool {
         }
         if (w.current >= 0 && std::chrono::duration<double>(now - w.started).count() > options_.timeout_s) {
           const bool finishing = w.finishing;
-          reap(w, /*kill_it=*/true);
+          ::kill(w.pid, SIGKILL);
+          let_go(w);
           if (finishing) {
             retry_elsewhere(w);
             continue;
@@ -551,8 +559,7 @@ class Pool {
     if (!w.alive() || !w.ready || w.in_fd < 0 || w.retiring) return;
     if (w.current < 0) {
       if (w.todo.empty() && w.finishing) {
-        ::close(w.in_fd);
-        w.in_fd = -1;
+        let_go(w);
         return;
       }
       if (w.todo.empty() && !pending_.empty()) {
@@ -562,8 +569,7 @@ class Pool {
       }
       if (w.todo.empty() && working() < jobs_) take_an_overload(w);
       if (w.todo.empty()) {
-        ::close(w.in_fd);
-        w.in_fd = -1;
+        let_go(w);
         return;
       }
       w.started = std::chrono::steady_clock::now();
@@ -652,8 +658,21 @@ class Pool {
 
   template <typename R>
   void ended(Worker& w, R& record) {
+    for (int* fd : {&w.in_fd, &w.out_fd}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
+    }
+    w.ending = true;
+    int status = 0;
+    if (try_reap(w.pid, status)) settle(w, status, record);
+  }
+
+  // What the exit of a worker means for its probes, once its wait status is known.
+  template <typename R>
+  void settle(Worker& w, int status, R& record) {
     const bool retired = w.retiring, finishing = w.finishing;
-    const int status = reap(w, /*kill_it=*/false);
+    w.pid = -1;
+    release(w);
     if (w.current < 0) {
       if (!w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         throw UserError(fmt::format("a worker could not start: {}", last_log_line()));
@@ -708,30 +727,72 @@ class Pool {
     worker_died_ = true;
   }
 
-  // Closes the worker's pipes and waits for it (killing it first when asked); returns its wait status.
-  int reap(Worker& w, bool kill_it) {
-    if (w.in_fd >= 0) ::close(w.in_fd);
-    if (w.lifeline_fd >= 0) ::close(w.lifeline_fd);
-    if (kill_it) ::kill(w.pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+  // Note [Workers that end]
+  // A worker's output closes when it exits, but a process with a CUDA context is gone a tenth of a second or more
+  // later (the driver tears the context down), and one that was killed as late. The pool does not wait for that
+  // while it has work to hand out: a worker whose input it closes (nothing left for it, or the rest of its operator
+  // done after a caught fault) or that it kills (a timeout) is let go at once, and its slot may start a new worker;
+  // it is reaped once it is gone, looked for between reads. Only the record of a probe whose worker died waits for
+  // the exit status, which says how it died; meanwhile the pool reads and hands out work as before. Workers still
+  // going when the run ends are killed and reaped when the pool goes, after the reports (Note [Workers at the end]).
+
+  // Whether the process is gone, reaped now with its wait status in `status`; without waiting.
+  static bool try_reap(pid_t pid, int& status) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    return r == pid || (r < 0 && errno != EINTR);
+  }
+
+  // Closes what the pool holds of a worker and clears its state; the slot is free once pid is -1.
+  void release(Worker& w) {
+    for (int* fd : {&w.in_fd, &w.out_fd, &w.lifeline_fd}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
     }
-    if (w.out_fd >= 0) ::close(w.out_fd);
-    w.in_fd = w.out_fd = w.lifeline_fd = -1;
-    w.pid = -1;
     w.buffer.clear();
     w.ready = false;
     w.retiring = false;
     w.finishing = false;
-    return status;
+    w.ending = false;
+  }
+
+  // Stops reading from the worker and closes its input and its lifeline (it exits, if it was not killed); it is
+  // reaped later.
+  void let_go(Worker& w) {
+    exiting_.push_back(w.pid);
+    w.pid = -1;
+    release(w);
+  }
+
+  // Settles workers that ended once they are gone, and reaps the workers let go that are gone.
+  template <typename R>
+  void reap_exited(R& record) {
+    for (auto& w : workers_) {
+      int status = 0;
+      if (w.ending && try_reap(w.pid, status)) settle(w, status, record);
+    }
+    exiting_.erase(std::remove_if(exiting_.begin(), exiting_.end(),
+                                  [](pid_t pid) {
+                                    int status = 0;
+                                    return try_reap(pid, status);
+                                  }),
+                   exiting_.end());
   }
 
   // Stops every worker now: its input closes and it is killed (a probe in progress has no record; at the end of a
   // run, none is in progress: Note [Workers at the end]), and reaped.
   void stop_all() {
     for (auto& w : workers_) {
-      if (w.alive()) reap(w, /*kill_it=*/true);
+      if (!w.alive()) continue;
+      ::kill(w.pid, SIGKILL);
+      let_go(w);
     }
+    for (pid_t pid : exiting_) {
+      ::kill(pid, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    exiting_.clear();
   }
 
   std::string last_log_line() const {
@@ -923,6 +984,7 @@ class Pool {
   std::string samples_;  // the recorded samples file for the workers, or "none"
   std::deque<std::vector<size_t>> pending_;
   std::vector<Worker> workers_;  // --jobs slots, then the spares' (Note [Spare workers])
+  std::vector<pid_t> exiting_;   // let go, not yet reaped (Note [Workers that end])
   size_t jobs_ = 0;
   bool worker_died_ = false;
 };

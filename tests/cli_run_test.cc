@@ -207,6 +207,25 @@ TEST(CliRun, AnOperatorThatCrashesInEveryDtypeCostsOneProbeEach) {
   }
 }
 
+// A worker that cannot start (here, the fault plan it is given cannot be read) stops the run with the worker's own
+// reason once its exit status says so (Note [Workers that end] in probe/runner.cc), forked or spawned, and no report
+// is written.
+TEST(CliRun, AWorkerThatCannotStartStopsTheRunWithItsReason) {
+  for (const char* workers : {"MPS_AUDIT_WORKERS=fork", "MPS_AUDIT_WORKERS=exec"}) {
+    SCOPED_TRACE(workers);
+    TempDir dir;
+    const RunOutcome run =
+        run_emulated(dir, {"--ops", "^aten::(cos|sin)$", "--samples", "none"}, {"MPS_AUDIT_EMU_FAULTS=bogus", workers});
+    EXPECT_EQ(run.result.exit_code, 2) << run.result.err;
+    EXPECT_NE(
+        run.result.err.find(
+            "error: a worker could not start: error: MPS_AUDIT_EMU_FAULTS: expected 'operator=kind', got 'bogus'"),
+        std::string::npos)
+        << run.result.err;
+    EXPECT_TRUE(run.doc.is_null());  // no results.json
+  }
+}
+
 // Code on the CPU that reads an argument's device memory faults (Note [Caught faults] in probe/caught_faults.cc):
 // the worker catches it, records the crash with what was read, and probes the operator's other dtypes, and then no
 // other operator: the emulated fault makes every other operator's results wrong in that process.
