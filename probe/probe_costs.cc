@@ -8,9 +8,12 @@
 // keeps every probe's seconds in the output folder (kProbeCostsFile, by target, updated with each run's records so
 // that a run of some operators keeps the others' figures), and the next run there hands out the operators with the
 // most seconds first. Probes the folder has no figure for take a --baseline's, when it was measured on the same
-// target (a clean clone in CI has no figures, and the committed baseline's records have their seconds). Probes without
-// a figure count as the mean of those with one; without any figures the order is by number of probes, as before. The
-// order decides nothing but which worker runs what when: every record is the same.
+// target (a clean clone in CI has no figures, and the committed baseline's records have their seconds), else those
+// that come with the linked release's data folder for the target (release_costs_path(): a cold run's figures, trimmed
+// to the probes that took 5 ms or more, so that the first run on a machine, in a new folder, begins with the kernels
+// CUDA compiles longest too). Probes without a figure count as the mean of those with one; without any figures the
+// order is by number of probes, as before. The order decides nothing but which worker runs what when: every record is
+// the same.
 //
 // The file: a first line "mps-audit probe costs 1 <target>", then "<op>\t<dtype>\t<seconds>" per probe.
 #include "probe/probe_costs.h"
@@ -52,6 +55,15 @@ ProbeCosts read_probe_costs(const std::string& path, const std::string& target) 
 void add_missing_costs(ProbeCosts& costs, const Results& results) {
   if (results.environment.target != costs.target) return;
   for (const auto& r : results.records) costs.seconds.emplace(std::make_pair(r.op, r.dtype), std::max(0.0, r.seconds));
+}
+
+void add_missing_costs(ProbeCosts& costs, const ProbeCosts& more) {
+  if (more.target != costs.target) return;
+  for (const auto& [probe, seconds] : more.seconds) costs.seconds.emplace(probe, seconds);
+}
+
+std::string release_costs_path(const std::string& release_dir, const std::string& target) {
+  return release_dir + "/probe-costs-" + target + ".txt";
 }
 
 std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>& records) {

@@ -29,6 +29,13 @@ ProbeCosts read_probe_costs(const std::string& path, const std::string& target);
 // same target: a --baseline's figures, for a folder that has none of its own yet (a clean clone in CI).
 void add_missing_costs(ProbeCosts& costs, const Results& results);
 
+// Adds `more`'s figures for the probes `costs` has none for, when they were measured on the same target.
+void add_missing_costs(ProbeCosts& costs, const ProbeCosts& more);
+
+// The figures that come with a release's data folder (data/pytorch-X.Y.Z/) for a target, in the same form as the
+// output folder's file: "probe-costs-<target>.txt" there.
+std::string release_costs_path(const std::string& release_dir, const std::string& target);
+
 // The file's text: `costs` with each record's seconds in place of what it had for that probe.
 std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>& records);
 

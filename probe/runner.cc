@@ -1414,6 +1414,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const std::string costs_path = join_path(o.out_dir, kProbeCostsFile);
   ProbeCosts costs = read_probe_costs(costs_path, target);
   if (baseline) add_missing_costs(costs, *baseline);
+  if (const std::string release = emu::find_release_dir(compat::kTorchVersion); !release.empty()) {
+    add_missing_costs(costs, read_probe_costs(release_costs_path(release, target), target));
+  }
   {
     std::vector<std::pair<std::string, std::string>> probes;
     probes.reserve(plan.size());

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/paths.h"
+#include "common/torch_compat.h"
 #include "test_support.h"
 
 namespace mps_audit {
@@ -350,6 +351,31 @@ TEST(CliRun, TheNextRunInAFolderBeginsWithTheOperatorsThatTookLongest) {
     EXPECT_EQ(first.doc["results"][i]["verdict"], second.doc["results"][i]["verdict"]);
     EXPECT_EQ(first.doc["results"][i]["message"], second.doc["results"][i]["message"]);
   }
+}
+
+// A run in a new folder, without a baseline, takes the figures that come with the linked release's data folder for
+// its target (Note [Slowest operators first] in probe/probe_costs.cc); another target's are not its.
+TEST(CliRun, ANewFolderTakesTheFiguresThatComeWithTheRelease) {
+  const std::string version = compat::kTorchVersion;
+  const std::string release = "pytorch-" + version.substr(0, version.find_first_not_of("0123456789."));
+  auto first_operator = [](const std::string& data_root) {
+    TempDir dir;
+    const testing::CommandResult r =
+        run_mps_audit({"run", "--target", "cpu", "--spec", source_path("opspec.yaml"), "--ops",
+                       "^aten::(abs|neg|sub\\.Tensor)$", "--dtypes", "float32,int32", "-j", "1", "--samples", "none",
+                       "--format", "json", "--out", dir.path(), "--no-progress"},
+                      {"MPS_AUDIT_DATA_DIR=" + data_root});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return operators_in_arrival_order(dir.path()).front();
+  };
+  TempDir data;
+  make_directories(data.path() + "/" + release);
+  EXPECT_EQ(first_operator(data.path()), "aten::abs");  // plan order: no figures anywhere
+  data.write(release + "/probe-costs-cuda.txt", "mps-audit probe costs 1 cuda\naten::neg\tfloat32\t99\n");
+  EXPECT_EQ(first_operator(data.path()), "aten::abs");  // another target's figures
+  data.write(release + "/probe-costs-cpu.txt",
+             "mps-audit probe costs 1 cpu\naten::abs\tfloat32\t0.001\naten::sub.Tensor\tint32\t9\n");
+  EXPECT_EQ(first_operator(data.path()), "aten::sub.Tensor");
 }
 
 // The host block of a run's results and of its journal is what `mps-audit env` says of the machine, though the run
