@@ -328,6 +328,7 @@ ProcessRecordings& process_state() {
 void set_recordings_choice(const std::string& choice) {
   ProcessRecordings& s = process_state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.loaded && s.choice == choice) return;
   s.choice = choice;
   s.loaded = false;
   s.recordings.reset();

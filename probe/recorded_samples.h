@@ -49,7 +49,8 @@ class Recordings {
 // same minor release); empty when there are none.
 std::string default_recordings_path();
 
-// Which recordings this process replays: "" (the default: the linked release's), "none", or a file.
+// Which recordings this process replays: "" (the default: the linked release's), "none", or a file. The choice made
+// already keeps what it loaded (a worker forked from the run has the run's).
 void set_recordings_choice(const std::string& choice);
 // The recordings chosen, loaded on first use after each choice; null when there are none. The pointer stays valid
 // until the next set_recordings_choice().

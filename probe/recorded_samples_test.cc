@@ -1,6 +1,8 @@
 // Tests of reading recorded samples, dropping the calls that do not fit the linked libtorch, and replaying them.
 #include "probe/recorded_samples.h"
 
+#include <cstdio>
+
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/ones.h>
@@ -115,6 +117,24 @@ TEST(Recordings, ProbeOpReplaysThemBeforeSynthesis) {
   EXPECT_EQ(reused.sample, "recorded:0:from-float32");
   EXPECT_EQ(synthesized.verdict, Verdict::kPass) << synthesized.message;
   EXPECT_EQ(synthesized.sample.rfind("recorded", 0), std::string::npos);
+}
+
+// Choosing the recordings already chosen keeps what was loaded, as a worker forked from the run does with the run's
+// (Note [Forked workers] in probe/runner.cc); another choice loads anew.
+TEST(Recordings, TheChoiceMadeAlreadyKeepsWhatItLoaded) {
+  TempDir dir;
+  const std::string path = write_recording(dir, test_calls());
+  set_recordings_choice(path);
+  const Recordings* loaded = process_recordings();
+  ASSERT_NE(loaded, nullptr);
+  ASSERT_EQ(std::remove(path.c_str()), 0);
+  set_recordings_choice(path);
+  EXPECT_EQ(process_recordings(), loaded);  // not read again: the file is gone
+  set_recordings_choice("none");
+  EXPECT_EQ(process_recordings(), nullptr);
+  set_recordings_choice(path);
+  EXPECT_THROW(process_recordings(), UserError);  // read again
+  set_recordings_choice("");
 }
 
 // add.out has no recordings of its own: it replays add.Tensor's, with an out tensor shaped like add's result.

@@ -421,12 +421,13 @@ void take_host_block(RunEnvironment& env, const RunEnvironment& from) {
 
 class Pool {
  public:
-  Pool(const RunOptions& o, std::string target, std::string log_path, const std::vector<Probe>& plan,
+  Pool(const RunOptions& o, std::string target, std::string log_path, const std::vector<Probe>& plan, const Spec& spec,
        std::string samples)
       : options_(o),
         target_(std::move(target)),
         log_path_(std::move(log_path)),
         plan_(plan),
+        spec_(spec),
         samples_(std::move(samples)) {}
   ~Pool() { stop_all(); }
   Pool(const Pool&) = delete;
@@ -850,8 +851,9 @@ class Pool {
 
   // Note [Forked workers]
   // On Linux a worker is a fork of the run, which has loaded libtorch and its CUDA libraries already: half a second
-  // of a core less per worker on the GPU machine, and a run whose probes crash starts one per crash. The run has not
-  // touched a device (CUDA cannot be used in a child forked after it was set up: the host block of the results,
+  // of a core less per worker on the GPU machine, and a run whose probes crash starts one per crash. It also has the
+  // run's spec, parsed, and its recorded samples, loaded (process_recordings()), so it reads neither again. The run has
+  // not touched a device (CUDA cannot be used in a child forked after it was set up: the host block of the results,
   // which asks CUDA how many devices it has, is a worker's, or filled in after the workers are done when none
   // started), runs no threads of its own, and flushes its output before it forks. The child takes the worker's
   // descriptors, closes every other one (the other workers' pipes, the journal, the folder lock), restores default
@@ -878,6 +880,7 @@ class Pool {
     o.emu_release = options_.emu_release;
     o.emu_macos = options_.emu_macos;
     o.samples = samples_;
+    o.run_spec = &spec_;
     o.parent = ::getpid();
     o.lifeline = kLifelineFd;
     o.state = kStateFd;
@@ -981,6 +984,7 @@ class Pool {
   const RunOptions& options_;
   std::string target_, log_path_;
   const std::vector<Probe>& plan_;
+  const Spec& spec_;     // the run's, which forked workers take as it is
   std::string samples_;  // the recorded samples file for the workers, or "none"
   std::deque<std::vector<size_t>> pending_;
   std::vector<Worker> workers_;  // --jobs slots, then the spares' (Note [Spare workers])
@@ -1250,13 +1254,15 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const Spec spec = parse_spec(spec_text, o.spec, known);
   // The recorded samples, read here too: a file that cannot be read stops the run before it starts, and its hash and
   // what it dropped go in the plan's identity and the environment.
-  std::optional<Recordings> loaded;
+  // They are the process's (process_recordings()): a worker forked from the run has them loaded already.
+  std::string samples_path = "none";
   if (o.samples != "none") {
     const std::string path = o.samples.empty() ? default_recordings_path() : o.samples;
     if (!o.samples.empty() && !path_exists(path)) throw UserError("--samples: no such file", {path});
-    if (!path.empty()) loaded = Recordings::load(path);
+    if (!path.empty()) samples_path = path;
   }
-  const Recordings* recordings = loaded ? &*loaded : nullptr;
+  set_recordings_choice(samples_path);
+  const Recordings* recordings = process_recordings();
 
   // What the registry says of each op for the target's key: the emulated release's YAML, or the live dispatcher.
   std::string release_dir = o.emu_release;
@@ -1442,7 +1448,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   int stopped_by = 0;
   std::optional<Pool> pool;  // its workers are reaped when it goes, after the reports (Note [Workers at the end])
   {
-    pool.emplace(o, target, log_path, plan, recordings ? recordings->summary().path : "none");
+    pool.emplace(o, target, log_path, plan, spec, recordings ? recordings->summary().path : "none");
     stopped_by = pool->run(
         std::move(groups), jobs,
         [&](const RunEnvironment& e) {
@@ -1562,7 +1568,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   // Everything a probe needs is ready before the worker says so (Note [Spare workers]): the recorded samples, read
   // on a thread of their own meanwhile, the spec, and the device, which a first tiny operation sets up (seconds on a
   // GPU). A device that fails that operation is left to the probes, which say how.
-  set_recordings_choice(o.samples);
+  set_recordings_choice(o.samples);  // a forked worker's are the run's, loaded already (Note [Forked workers])
   std::exception_ptr recordings_error;
   std::thread preload([&] {
     try {
@@ -1573,7 +1579,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   });
   std::optional<Spec> loaded;
   try {
-    loaded.emplace(load_spec(o.spec, aten_ops()));
+    if (!o.run_spec) loaded.emplace(load_spec(o.spec, aten_ops()));
     if (auto broken = device_unusable(target.device))
       std::cerr << "the device failed its first operation: " << *broken << "\n";
   } catch (...) {
@@ -1582,7 +1588,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   }
   preload.join();
   if (recordings_error) std::rethrow_exception(recordings_error);
-  const Spec& spec = *loaded;
+  const Spec& spec = o.run_spec ? *o.run_spec : *loaded;
   out << "env " << to_json(env).dump() << "\n" << std::flush;
   LineReader work(STDIN_FILENO);
   for (;;) {

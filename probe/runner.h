@@ -16,6 +16,8 @@
 
 namespace mps_audit {
 
+struct Spec;
+
 struct RunOptions {
   std::string target = "auto";  // auto, mps, mps-emu, cuda, cpu, meta
   std::string spec = "opspec.yaml";
@@ -46,6 +48,7 @@ struct WorkerOptions {
   long parent = 0;    // the pid of the run that started it: the worker exits when that process is gone
   int lifeline = -1;  // a descriptor that reaches end of file when the parent is gone; -1: none
   int state = -1;     // a file whose first 8 bytes it shares with the parent: the probe on the target; -1: none
+  const Spec* run_spec = nullptr;  // a forked worker's: the run's, parsed already; else the worker reads `spec`
 };
 
 int run_audit(const RunOptions& options, std::ostream& out, std::ostream& err);
