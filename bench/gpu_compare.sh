@@ -22,19 +22,21 @@
 #
 # usage: bench/gpu_compare.sh [TARGET]      (TARGET: cuda by default)
 # Environment: PYTHON (the python with torch; default /opt/torch/.venv/bin/python3 when it exists), LIMIT_S (the
-# OpInfo loop's time limit, default 400), PEER (the folder of opinfo_compare.py; default shared/peer, else
-# ../shared/peer), BUILD_DIR (default build-wheel; an existing build there is reused), JOBS (the audit's workers;
-# default: one per core), EXTRA_JOBS (more worker counts for the audit, warm, e.g. "8 4"), SCALING=1 (add the
-# scaling runs).
+# OpInfo loop's time limit, default 400), PEER (the folder of opinfo_compare.py, absolute or relative to the
+# repository's root; default shared/peer, else ../shared/peer), BUILD_DIR (default build-wheel; an existing build
+# there is reused), JOBS (the audit's workers; default: one per core), EXTRA_JOBS (more worker counts for the audit,
+# warm, e.g. "8 4"), SCALING=1 (add the scaling runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-cuda}
+peer=${PEER:-$([ -d shared/peer ] && echo "$PWD/shared/peer" || echo "$PWD/../shared/peer")}
+[ -f "$peer/opinfo_compare.py" ] || { echo "error: $peer/opinfo_compare.py: no such file (set PEER)" >&2; exit 2; }
+peer=$(cd "$peer" && pwd)  # the loop runs in the work folder: a relative PEER must still find it
 out=${OUT:-$PWD/gpu-compare}
 mkdir -p "$out"
 log=$out/log.txt
 : >"$log"
 python=${PYTHON:-$([ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
-peer=${PEER:-$([ -d shared/peer ] && echo "$PWD/shared/peer" || echo "$PWD/../shared/peer")}
 build=${BUILD_DIR:-build-wheel}
 jobs=${JOBS:-$(nproc)}
 work=$(mktemp -d)
