@@ -26,6 +26,8 @@
 
 #include <fmt/format.h>
 
+#include "common/paths.h"
+
 namespace mps_audit {
 namespace {
 
@@ -63,7 +65,7 @@ void add_missing_costs(ProbeCosts& costs, const ProbeCosts& more) {
 }
 
 std::string release_costs_path(const std::string& release_dir, const std::string& target) {
-  return release_dir + "/probe-costs-" + target + ".txt";
+  return join_path(release_dir, "probe-costs-" + target + ".txt");
 }
 
 std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>& records) {
