@@ -464,10 +464,7 @@ class Pool {
       // replacements) are stopped now: they would otherwise set up their device (seconds on a GPU) meanwhile.
       if (pending_.empty() && working() == 0) {
         for (auto& w : workers_) {
-          if (w.alive() && !w.ready && !w.ending) {
-            ::kill(w.pid, SIGKILL);
-            let_go(w);
-          }
+          if (w.alive() && !w.ready && !w.ending) kill_and_let_go(w);
         }
         return 0;
       }
@@ -505,8 +502,7 @@ class Pool {
         }
         if (w.current >= 0 && std::chrono::duration<double>(now - w.started).count() > options_.timeout_s) {
           const bool finishing = w.finishing;
-          ::kill(w.pid, SIGKILL);
-          let_go(w);
+          kill_and_let_go(w);
           if (finishing) {
             retry_elsewhere(w);
             continue;
@@ -659,10 +655,8 @@ class Pool {
 
   template <typename R>
   void ended(Worker& w, R& record) {
-    for (int* fd : {&w.in_fd, &w.out_fd}) {
-      if (*fd >= 0) ::close(*fd);
-      *fd = -1;
-    }
+    close_fd(w.in_fd);
+    close_fd(w.out_fd);
     w.ending = true;
     int status = 0;
     if (try_reap(w.pid, status)) settle(w, status, record);
@@ -743,12 +737,16 @@ class Pool {
     return r == pid || (r < 0 && errno != EINTR);
   }
 
+  static void close_fd(int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+
   // Closes what the pool holds of a worker and clears its state; the slot is free once pid is -1.
   void release(Worker& w) {
-    for (int* fd : {&w.in_fd, &w.out_fd, &w.lifeline_fd}) {
-      if (*fd >= 0) ::close(*fd);
-      *fd = -1;
-    }
+    close_fd(w.in_fd);
+    close_fd(w.out_fd);
+    close_fd(w.lifeline_fd);
     w.buffer.clear();
     w.ready = false;
     w.retiring = false;
@@ -762,6 +760,11 @@ class Pool {
     exiting_.push_back(w.pid);
     w.pid = -1;
     release(w);
+  }
+
+  void kill_and_let_go(Worker& w) {
+    ::kill(w.pid, SIGKILL);
+    let_go(w);
   }
 
   // Settles workers that ended once they are gone, and reaps the workers let go that are gone.
@@ -783,9 +786,7 @@ class Pool {
   // run, none is in progress: Note [Workers at the end]), and reaped.
   void stop_all() {
     for (auto& w : workers_) {
-      if (!w.alive()) continue;
-      ::kill(w.pid, SIGKILL);
-      let_go(w);
+      if (w.alive()) kill_and_let_go(w);
     }
     for (pid_t pid : exiting_) {
       ::kill(pid, SIGKILL);
