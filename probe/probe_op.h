@@ -23,6 +23,9 @@ struct ProbeTarget {
   c10::Device device = c10::Device(c10::kCPU);
   int macos_major = 0;        // of the (real or emulated) MPS device; 0 for other targets
   std::string torch_version;  // of the linked libtorch, for the spec's conditions
+  // A probe's recorded samples run each stage together: every operator before any output is copied back (Note
+  // [Samples in one round trip] in probe_op.cc). The run sets it for CUDA.
+  bool samples_together = false;
 };
 
 // The tolerance a comparison uses: the spec's for the operator and dtype, else (nullopt) each output's dtype's

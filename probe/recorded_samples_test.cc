@@ -154,6 +154,38 @@ TEST(Recordings, AnOutVariantReplaysItsFunctionalTwinsRecordings) {
   EXPECT_EQ(mul_out.sample.rfind("recorded", 0), std::string::npos) << mul_out.sample;
 }
 
+// A probe whose samples run each stage together (every operator before any output is copied back, as on CUDA: Note
+// [Samples in one round trip] in probe/probe_op.cc) records what it records one sample after another.
+TEST(Recordings, SamplesRunTogetherGiveTheRecordsOfSamplesRunOneByOne) {
+  const std::string path = default_recordings_path();
+  if (path.empty()) GTEST_SKIP() << "no recorded samples shipped for this libtorch";
+  set_recordings_choice(path);
+  const Spec spec = parse_spec("", "s.yaml", {});
+  ProbeTarget alone;
+  alone.name = "cpu";
+  ProbeTarget together = alone;
+  together.samples_together = true;
+  size_t with_several = 0;
+  for (const char* op : {"aten::add.Tensor", "aten::mm", "aten::max.dim", "aten::sort", "aten::cumsum", "aten::abs_",
+                         "aten::topk", "aten::linalg_inv", "aten::addmm.out"}) {
+    for (const char* dtype : {"float32", "int64", "bool", "float16"}) {
+      const ProbeResult a = probe_op(alone, spec, op, dtype);
+      const ProbeResult b = probe_op(together, spec, op, dtype);
+      SCOPED_TRACE(std::string(op) + " " + dtype);
+      EXPECT_EQ(to_string(a.verdict), to_string(b.verdict));
+      EXPECT_EQ(a.message, b.message);
+      EXPECT_EQ(a.sample, b.sample);
+      EXPECT_EQ(a.samples, b.samples);
+      EXPECT_EQ(a.warnings, b.warnings);
+      EXPECT_EQ(a.fallback_ops, b.fallback_ops);
+      EXPECT_EQ(a.mismatches, b.mismatches);
+      with_several += a.samples > 1 && a.verdict != Verdict::kSkip ? 1 : 0;
+    }
+  }
+  set_recordings_choice("");
+  EXPECT_GT(with_several, 5u);  // the stages did run together
+}
+
 TEST(Recordings, TheShippedRecordingsOfTheLinkedReleaseLoad) {
   const std::string path = default_recordings_path();
   if (path.empty()) GTEST_SKIP() << "no recorded samples shipped for this libtorch";

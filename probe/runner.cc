@@ -1563,6 +1563,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   target.name = o.target;
   target.device = device_for(o.target);
   target.torch_version = compat::kTorchVersion;
+  target.samples_together = target.device.is_cuda();
   if (o.target == "mps-emu") target.macos_major = o.emu_macos;
   if (o.target == "mps") target.macos_major = macos_major_version();
   env.device = target.device.str();
