@@ -138,6 +138,14 @@ struct SampleOutcome {
   std::vector<std::string> fallback_ops;
 };
 
+// What a probe's sample gets when a stage raised (moving inputs to the target, say).
+SampleOutcome raised(const std::exception& e) {
+  SampleOutcome o;
+  o.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
+  o.message = error_text(e);
+  return o;
+}
+
 // One sample's probe, in stages: the reference on the CPU, the run on the target, the outputs copied back, the
 // comparison. probe_sample() runs them one after another; on CUDA, probe_samples_together() runs each stage for all of
 // a probe's samples before the next (Note [Samples in one round trip]).
@@ -211,14 +219,20 @@ class SampleProbe {
     actual_cpu_ = target_.device.type() == c10::kMeta ? actual_ : outputs_on_cpu(actual_, wait_for);
   }
 
-  // What the copies back failed with, when waiting for them failed.
+  // What a stage raised decides the outcome.
+  void fail(const std::exception& e) {
+    out = raised(e);
+    decided = true;
+  }
+
+  // What waiting for the copies back raised decides the outcome.
   void copies_failed(const std::exception& e) {
     // Releasing pinned memory that a failed copy used asks the device about it, and that error, raised where no
     // error may be, would abort the process: the copies' memory is left to the process's end (the worker retires
     // after such an error).
     new c10::IValue(std::move(actual_cpu_));
     actual_cpu_ = c10::IValue();
-    decide(is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError, error_text(e));
+    fail(e);
   }
 
   // The comparison, and the verdict.
@@ -318,14 +332,6 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
   return p.out;
 }
 
-// What a probe's sample gets when a stage raised (moving inputs to the target, say).
-SampleOutcome raised(const std::exception& e) {
-  SampleOutcome o;
-  o.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
-  o.message = error_text(e);
-  return o;
-}
-
 // Note [Samples in one round trip]
 // A GPU shared by the workers serves each its turn, and a turn holds a worker's copies in, kernels and copies back
 // as long as no kernel comes after a copy back (Note [Copies to and from a CUDA device]). So on CUDA
@@ -342,71 +348,42 @@ std::vector<SampleOutcome> probe_samples_together(const ProbeTarget& target, con
                                                   const std::function<void()>& before_target) {
   std::vector<SampleProbe> probes;
   probes.reserve(samples.size());
-  std::vector<std::optional<SampleOutcome>> failed(samples.size());
-  for (size_t k = 0; k < samples.size(); ++k) probes.emplace_back(target, op, dtype, samples[k]);
-  const auto stage = [&](const std::function<void(SampleProbe&)>& f) {
-    for (size_t k = 0; k < probes.size(); ++k) {
-      if (probes[k].decided || failed[k]) continue;
+  for (const SampleInputs& inputs : samples) probes.emplace_back(target, op, dtype, inputs);
+  // Runs `f` on each of the first `count` samples whose outcome is not decided yet; what it raises decides it.
+  const auto stage = [&](size_t count, const std::function<void(SampleProbe&)>& f) {
+    for (size_t k = 0; k < count; ++k) {
+      if (probes[k].decided) continue;
       try {
         f(probes[k]);
       } catch (const std::exception& e) {
-        failed[k] = raised(e);
+        probes[k].fail(e);
       }
     }
   };
-  stage([](SampleProbe& p) { p.reference(); });
-  stage([](SampleProbe& p) { p.rest_of_inputs(); });
+  stage(probes.size(), [](SampleProbe& p) { p.reference(); });
+  stage(probes.size(), [](SampleProbe& p) { p.rest_of_inputs(); });
   // A crash ends the probe: the samples after it do not run.
-  bool crashed = false;
-  std::vector<bool> ran(probes.size(), false);
-  for (size_t k = 0; k < probes.size() && !crashed; ++k) {
-    if (probes[k].decided || failed[k]) continue;
+  size_t run = 0;
+  while (run < probes.size()) {
+    SampleProbe& p = probes[run++];
+    if (p.decided) continue;
     try {
-      probes[k].run_on_target(before_target);
-      ran[k] = true;
-      crashed = probes[k].crashed();
+      p.run_on_target(before_target);
     } catch (const std::exception& e) {
-      failed[k] = raised(e);
+      p.fail(e);
     }
+    if (p.crashed()) break;
   }
   std::vector<c10::Device> wait_for;
-  std::vector<size_t> copying;
-  for (size_t k = 0; k < probes.size(); ++k) {
-    if (!ran[k] || probes[k].decided) continue;
-    try {
-      probes[k].copy_back(wait_for);
-      copying.push_back(k);
-    } catch (const std::exception& e) {
-      failed[k] = raised(e);
-    }
-  }
+  stage(run, [&](SampleProbe& p) { p.copy_back(wait_for); });
   try {
     wait_for_copies(wait_for);
   } catch (const std::exception& e) {
-    for (size_t k : copying) {
-      probes[k].copies_failed(e);
-      failed[k] = raised(e);
-    }
+    stage(run, [&](SampleProbe& p) { p.copies_failed(e); });
   }
-  for (size_t k : copying) {
-    if (failed[k]) continue;
-    try {
-      probes[k].judge(spec, entry, dtype_label);
-    } catch (const std::exception& e) {
-      failed[k] = raised(e);
-    }
-  }
+  stage(run, [&](SampleProbe& p) { p.judge(spec, entry, dtype_label); });
   std::vector<SampleOutcome> outcomes;
-  for (size_t k = 0; k < probes.size(); ++k) {
-    if (failed[k]) {
-      outcomes.push_back(*failed[k]);
-    } else if (probes[k].decided) {
-      outcomes.push_back(probes[k].out);
-    } else {
-      break;  // not run: after a crash
-    }
-    if (outcomes.back().verdict == Verdict::kCrash) break;
-  }
+  for (size_t k = 0; k < run; ++k) outcomes.push_back(probes[k].out);
   return outcomes;
 }
 
