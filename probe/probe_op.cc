@@ -138,17 +138,9 @@ struct SampleOutcome {
   std::vector<std::string> fallback_ops;
 };
 
-// What a probe's sample gets when a stage raised (moving inputs to the target, say).
-SampleOutcome raised(const std::exception& e) {
-  SampleOutcome o;
-  o.verdict = is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError;
-  o.message = error_text(e);
-  return o;
-}
-
 // One sample's probe, in stages: the reference on the CPU, the run on the target, the outputs copied back, the
-// comparison. probe_sample() runs them one after another; on CUDA, probe_samples_together() runs each stage for all of
-// a probe's samples before the next (Note [Samples in one round trip]).
+// comparison. probe_samples() runs each stage for all the samples it is given before the next: one sample at a time,
+// or on CUDA all of a probe's (Note [Samples in one round trip]).
 class SampleProbe {
  public:
   SampleProbe(const ProbeTarget& target, const c10::OperatorHandle& op, c10::ScalarType dtype,
@@ -219,10 +211,10 @@ class SampleProbe {
     actual_cpu_ = target_.device.type() == c10::kMeta ? actual_ : outputs_on_cpu(actual_, wait_for);
   }
 
-  // What a stage raised decides the outcome.
+  // What a stage raised (moving inputs to the target, say) decides the outcome.
   void fail(const std::exception& e) {
-    out = raised(e);
-    decided = true;
+    out = SampleOutcome();
+    decide(is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError, error_text(e));
   }
 
   // What waiting for the copies back raised decides the outcome.
@@ -311,27 +303,6 @@ class SampleProbe {
   c10::IValue expected_, actual_, actual_cpu_;
 };
 
-SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
-                           const c10::OperatorHandle& op, c10::ScalarType dtype, const std::string& dtype_label,
-                           const SampleInputs& inputs, const std::function<void()>& before_target) {
-  SampleProbe p(target, op, dtype, inputs);
-  p.reference();
-  if (p.decided) return p.out;
-  p.rest_of_inputs();
-  p.run_on_target(before_target);
-  if (p.decided) return p.out;
-  std::vector<c10::Device> wait_for;
-  p.copy_back(wait_for);
-  try {
-    wait_for_copies(wait_for);
-  } catch (const std::exception& e) {
-    p.copies_failed(e);
-    throw;
-  }
-  p.judge(spec, entry, dtype_label);
-  return p.out;
-}
-
 // Note [Samples in one round trip]
 // A GPU shared by the workers serves each its turn, and a turn holds a worker's copies in, kernels and copies back
 // as long as no kernel comes after a copy back (Note [Copies to and from a CUDA device]). So on CUDA
@@ -341,11 +312,12 @@ SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const Op
 // records. Each sample's outcome is what it would be alone, but on a device that failed: copies back that fail give
 // every sample whose outputs they held the error, and a crash caught in one sample ends the probe there, as always,
 // with the samples before it judged after it.
-std::vector<SampleOutcome> probe_samples_together(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
-                                                  const c10::OperatorHandle& op, c10::ScalarType dtype,
-                                                  const std::string& dtype_label,
-                                                  const std::vector<SampleInputs>& samples,
-                                                  const std::function<void()>& before_target) {
+// The outcomes of `samples`, each stage run for all of them before the next; none for the samples after one that
+// crashed.
+std::vector<SampleOutcome> probe_samples(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
+                                         const c10::OperatorHandle& op, c10::ScalarType dtype,
+                                         const std::string& dtype_label, const std::vector<SampleInputs>& samples,
+                                         const std::function<void()>& before_target) {
   std::vector<SampleProbe> probes;
   probes.reserve(samples.size());
   for (const SampleInputs& inputs : samples) probes.emplace_back(target, op, dtype, inputs);
@@ -385,6 +357,12 @@ std::vector<SampleOutcome> probe_samples_together(const ProbeTarget& target, con
   std::vector<SampleOutcome> outcomes;
   for (size_t k = 0; k < run; ++k) outcomes.push_back(probes[k].out);
   return outcomes;
+}
+
+SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
+                           const c10::OperatorHandle& op, c10::ScalarType dtype, const std::string& dtype_label,
+                           const SampleInputs& inputs, const std::function<void()>& before_target) {
+  return probe_samples(target, spec, entry, op, dtype, dtype_label, {inputs}, before_target).front();
 }
 
 }  // namespace
@@ -512,18 +490,12 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
   }
   if (target.samples_together && recorded_inputs.size() > 1) {  // Note [Samples in one round trip]
     const std::vector<SampleOutcome> outcomes =
-        probe_samples_together(target, spec, entry, *op, *dtype, dtype_label, recorded_inputs, before_target);
+        probe_samples(target, spec, entry, *op, *dtype, dtype_label, recorded_inputs, before_target);
     for (size_t k = 0; k < outcomes.size(); ++k) take(outcomes[k], recorded_inputs[k].name);
   } else {
     for (const SampleInputs& inputs : recorded_inputs) {
       if (crashed) break;
-      SampleOutcome o;
-      try {
-        o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target);
-      } catch (const std::exception& e) {  // moving inputs to the target, say
-        o = raised(e);
-      }
-      take(o, inputs.name);
+      take(probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target), inputs.name);
     }
   }
   if (any_run) samples.clear();  // recordings the CPU took: no synthesis
@@ -561,11 +533,7 @@ ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::str
         continue;
       }
       if (!inputs.unsupported.empty()) break;
-      try {
-        o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target);
-      } catch (const std::exception& e) {  // moving inputs to the target, say
-        o = raised(e);
-      }
+      o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target);
       if (o.verdict != Verdict::kSkip) {
         if (synthesized) memory[op_name].first = v;
         break;
