@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Where a run's time goes, from outside: runs `mps-audit run ...` and samples, every 50 ms, how many records its
+journal holds, how many worker processes it has, and (where nvidia-smi is found) how busy the GPU is. Writes the
+samples as CSV and prints a summary: when the first and the last record came, when the run ended, and the records per
+second between a tenth and nine tenths of them.
+
+usage: bench/run_timeline.py CSV MPS_AUDIT run --out DIR [run's other arguments...]
+  CSV  where the samples go (t_s, records, workers, gpu_percent; gpu_percent empty without nvidia-smi)
+The run's exit status is this script's; 2 for bad usage."""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+
+def journal_records(path):
+    try:
+        with open(path, "rb") as f:
+            return sum(1 for line in f if line.endswith(b"\n") and b'"verdict":' in line)
+    except OSError:
+        return 0
+
+
+def children(pid):
+    """The run's worker processes: its children, by their parent in /proc."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            count += 1
+    return count
+
+
+class GpuSampler:
+    """nvidia-smi's utilisation, read as it comes (every 100 ms); the last figure at any time."""
+
+    def __init__(self):
+        self.last = None
+        self.process = None
+        if shutil.which("nvidia-smi"):
+            self.process = subprocess.Popen(
+                ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-lms", "100"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            if line.strip().isdigit():
+                self.last = int(line.strip())
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+
+
+def main(argv):
+    if len(argv) < 4 or argv[2] != "run" or "--out" not in argv:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    csv_path, command = argv[0], argv[1:]
+    out_dir = command[command.index("--out") + 1]
+    journal = os.path.join(out_dir, "journal.jsonl")
+    gpu = GpuSampler()
+    start = time.monotonic()
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    samples = []
+    while True:
+        done = run.poll() is not None
+        t = time.monotonic() - start
+        samples.append((t, journal_records(journal), children(run.pid) if not done else 0, gpu.last))
+        if done:
+            break
+        time.sleep(0.05)
+    gpu.stop()
+    with open(csv_path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["t_s", "records", "workers", "gpu_percent"])
+        for t, records, workers, busy in samples:
+            writer.writerow([f"{t:.3f}", records, workers, "" if busy is None else busy])
+    total = samples[-1][1]
+    first = next((t for t, n, _, _ in samples if n > 0), None)
+    last = next((t for t, n, _, _ in samples if n >= total), None)
+    print(f"wall {samples[-1][0]:.2f} s, {total} records; first at {first if first is None else round(first, 2)} s, "
+          f"last at {last if last is None else round(last, 2)} s")
+    if total >= 10:
+        low = next(t for t, n, _, _ in samples if n >= total // 10)
+        high = next(t for t, n, _, _ in samples if n >= total * 9 // 10)
+        if high > low:
+            rate = (total * 9 // 10 - total // 10) / (high - low)
+            print(f"records per second from a tenth to nine tenths of them: {rate:.0f}")
+    return run.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
