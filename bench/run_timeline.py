@@ -16,12 +16,28 @@ import threading
 import time
 
 
-def journal_records(path):
-    try:
-        with open(path, "rb") as f:
-            return sum(1 for line in f if line.endswith(b"\n") and b'"verdict":' in line)
-    except OSError:
-        return 0
+class JournalCounter:
+    """The records a run adds to its journal, counted from what was added since the last look: whole lines only. A
+    journal there before the run counts from its end (a resumed run), or from its start once the run begins it again."""
+
+    def __init__(self, path):
+        self.path, self.partial, self.records = path, b"", 0
+        self.offset = os.path.getsize(path) if os.path.exists(path) else 0
+
+    def count(self):
+        try:
+            with open(self.path, "rb") as f:
+                if os.fstat(f.fileno()).st_size < self.offset:  # a new run began the journal again
+                    self.offset, self.partial, self.records = 0, b"", 0
+                f.seek(self.offset)
+                added = f.read()
+        except OSError:
+            return self.records
+        self.offset += len(added)
+        lines = (self.partial + added).split(b"\n")
+        self.partial = lines.pop()  # the last line, not yet whole (or empty)
+        self.records += sum(1 for line in lines if b'"verdict":' in line)
+        return self.records
 
 
 def children(pid):
@@ -68,7 +84,7 @@ def main(argv):
         return 2
     csv_path, command = argv[0], argv[1:]
     out_dir = command[command.index("--out") + 1]
-    journal = os.path.join(out_dir, "journal.jsonl")
+    journal = JournalCounter(os.path.join(out_dir, "journal.jsonl"))
     gpu = GpuSampler()
     start = time.monotonic()
     run = subprocess.Popen(command, stdout=subprocess.DEVNULL)
@@ -76,7 +92,7 @@ def main(argv):
     while True:
         done = run.poll() is not None
         t = time.monotonic() - start
-        samples.append((t, journal_records(journal), children(run.pid) if not done else 0, gpu.last))
+        samples.append((t, journal.count(), children(run.pid) if not done else 0, gpu.last))
         if done:
             break
         time.sleep(0.05)
