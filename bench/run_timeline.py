@@ -6,12 +6,14 @@ second between a tenth and nine tenths of them.
 
 usage: bench/run_timeline.py CSV MPS_AUDIT run --out DIR [run's other arguments...]
   CSV  where the samples go (t_s, records, workers, gpu_percent; gpu_percent empty without nvidia-smi)
-The run's exit status is this script's; 2 for bad usage."""
+The run's exit status is this script's; 2, with one line saying why, for bad usage, a CSV that cannot be written
+or a program that cannot be run."""
 import csv
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -83,11 +85,19 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     csv_path, command = argv[0], argv[1:]
+    folder = os.path.dirname(os.path.abspath(csv_path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        print(f"error: {csv_path}: cannot write there (no such folder, or not writable)", file=sys.stderr)
+        return 2
     out_dir = command[command.index("--out") + 1]
     journal = JournalCounter(os.path.join(out_dir, "journal.jsonl"))
-    gpu = GpuSampler()
     start = time.monotonic()
-    run = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    try:
+        run = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    except OSError as e:
+        print(f"error: cannot run {command[0]}: {e.strerror}", file=sys.stderr)
+        return 2
+    gpu = GpuSampler()
     samples = []
     while True:
         done = run.poll() is not None
@@ -97,16 +107,20 @@ def main(argv):
             break
         time.sleep(0.05)
     gpu.stop()
-    with open(csv_path, "w", newline="") as f:
+    # Written whole or not at all: a temporary file beside it, renamed into place.
+    with tempfile.NamedTemporaryFile("w", newline="", dir=folder, prefix=".run_timeline.", delete=False) as f:
         writer = csv.writer(f)
         writer.writerow(["t_s", "records", "workers", "gpu_percent"])
         for t, records, workers, busy in samples:
             writer.writerow([f"{t:.3f}", records, workers, "" if busy is None else busy])
+    os.replace(f.name, csv_path)
     total = samples[-1][1]
-    first = next((t for t, n, _, _ in samples if n > 0), None)
-    last = next((t for t, n, _, _ in samples if n >= total), None)
-    print(f"wall {samples[-1][0]:.2f} s, {total} records; first at {first if first is None else round(first, 2)} s, "
-          f"last at {last if last is None else round(last, 2)} s")
+    if total == 0:
+        print(f"wall {samples[-1][0]:.2f} s, no records")
+        return run.returncode
+    first = next(t for t, n, _, _ in samples if n > 0)
+    last = next(t for t, n, _, _ in samples if n >= total)
+    print(f"wall {samples[-1][0]:.2f} s, {total} records; first at {first:.2f} s, last at {last:.2f} s")
     if total >= 10:
         low = next(t for t, n, _, _ in samples if n >= total // 10)
         high = next(t for t, n, _, _ in samples if n >= total * 9 // 10)

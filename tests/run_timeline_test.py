@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks bench/run_timeline.py on a small emulated audit: the run's exit status comes back, and the samples show the
-journal filling up to every planned probe, never going back, with the run's workers seen along the way.
+journal filling up to every planned probe, never going back, with the run's workers seen along the way; bad usage, a
+program that cannot be run and a CSV that cannot be written each give one line and exit 2.
 
 usage: tests/run_timeline_test.py MPS_AUDIT"""
 import csv
@@ -35,10 +36,17 @@ def main(binary):
             return "no worker seen"
         if "6 records; first at" not in run.stdout:
             return f"unexpected summary: {run.stdout}"
-        bad = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "run_timeline.py"), samples],
-                             capture_output=True, text=True)
-        if bad.returncode != 2:
-            return f"bad usage gave {bad.returncode}, expected 2"
+        tool = [sys.executable, os.path.join(ROOT, "bench", "run_timeline.py")]
+        for why, args, says in [
+                ("bad usage", [samples], "usage:"),
+                ("a missing program", [samples, os.path.join(d, "no-such-binary"), "run", "--out", out],
+                 "error: cannot run"),
+                ("a CSV in a missing folder", [os.path.join(d, "no", "such.csv"), binary, "run", "--out", out],
+                 "error: "),
+        ]:
+            bad = subprocess.run(tool + args, capture_output=True, text=True)
+            if bad.returncode != 2 or says not in bad.stderr or "Traceback" in bad.stderr:
+                return f"{why} gave {bad.returncode}: {bad.stderr}"
     return None
 
 
