@@ -9,10 +9,11 @@
 // that a run of some operators keeps the others' figures), and the next run there hands out the operators with the
 // most seconds first. Probes the folder has no figure for take a --baseline's, when it was measured on the same
 // target (a clean clone in CI has no figures, and the committed baseline's records have their seconds), else those
-// that come with the linked release's data folder for the target (release_costs_path(): a cold run's figures, trimmed
-// to the probes that took 5 ms or more, so that the first run on a machine, in a new folder, begins with the kernels
-// CUDA compiles longest too). Probes without a figure count as the mean of those with one; without any figures the
-// order is by number of probes, as before. The order decides nothing but which worker runs what when: every record is
+// that come with the linked release's data folder for the target (release_costs_path(): a cold run's figures for
+// every probe, so that the first run on a machine, in a new folder, begins with the kernels CUDA compiles longest
+// too, and ends with the operators that take least, those that end their worker among them: a figure for every probe
+// of the default audit, not only for the slow ones, made a warm run in a new folder on CUDA 8% faster). Probes without
+// a figure count as the mean of those with one; without any figures the order is by number of probes, as before. The order decides nothing but which worker runs what when: every record is
 // the same.
 //
 // The file: a first line "mps-audit probe costs 1 <target>", then "<op>\t<dtype>\t<seconds>" per probe.
