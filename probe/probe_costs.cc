@@ -13,8 +13,8 @@
 // every probe, so that the first run on a machine, in a new folder, begins with the kernels CUDA compiles longest
 // too, and ends with the operators that take least, those that end their worker among them: a figure for every probe
 // of the default audit, not only for the slow ones, made a warm run in a new folder on CUDA 8% faster). Probes without
-// a figure count as the mean of those with one; without any figures the order is by number of probes, as before. The order decides nothing but which worker runs what when: every record is
-// the same.
+// a figure count as the mean of those with one; without any figures the order is by number of probes, as before. The
+// order decides nothing but which worker runs what when: every record is the same.
 //
 // The file: a first line "mps-audit probe costs 1 <target>", then "<op>\t<dtype>\t<seconds>" per probe.
 #include "probe/probe_costs.h"
@@ -77,25 +77,31 @@ std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>&
   return text;
 }
 
-void order_slowest_first(std::vector<std::vector<size_t>>& groups,
-                         const std::vector<std::pair<std::string, std::string>>& probes, const ProbeCosts& costs) {
+std::vector<double> expected_seconds(const std::vector<std::pair<std::string, std::string>>& probes,
+                                     const ProbeCosts& costs) {
+  std::vector<double> out(probes.size(), -1.0);
   double known = 0;
   size_t count = 0;
-  for (const auto& group : groups) {
-    for (size_t i : group) {
-      if (const auto it = costs.seconds.find(probes[i]); it != costs.seconds.end()) {
-        known += it->second;
-        ++count;
-      }
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if (const auto it = costs.seconds.find(probes[i]); it != costs.seconds.end()) {
+      out[i] = it->second;
+      known += it->second;
+      ++count;
     }
   }
   const double unknown = count ? known / static_cast<double>(count) : 1.0;
+  for (double& x : out) {
+    if (x < 0) x = unknown;
+  }
+  return out;
+}
+
+void order_slowest_first(std::vector<std::vector<size_t>>& groups,
+                         const std::vector<std::pair<std::string, std::string>>& probes, const ProbeCosts& costs) {
+  const std::vector<double> expected = expected_seconds(probes, costs);
   std::vector<double> cost(groups.size(), 0.0);
   for (size_t g = 0; g < groups.size(); ++g) {
-    for (size_t i : groups[g]) {
-      const auto it = costs.seconds.find(probes[i]);
-      cost[g] += it != costs.seconds.end() ? it->second : unknown;
-    }
+    for (size_t i : groups[g]) cost[g] += expected[i];
   }
   std::vector<size_t> order(groups.size());
   std::iota(order.begin(), order.end(), size_t{0});

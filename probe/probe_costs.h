@@ -39,6 +39,11 @@ std::string release_costs_path(const std::string& release_dir, const std::string
 // The file's text: `costs` with each record's seconds in place of what it had for that probe.
 std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>& records);
 
+// What each probe (`probes[i]`: its op and dtype) is expected to take: its seconds in `costs`, else the mean of the
+// probes of `probes` there are costs for (1 when there are none).
+std::vector<double> expected_seconds(const std::vector<std::pair<std::string, std::string>>& probes,
+                                     const ProbeCosts& costs);
+
 // Orders `groups` (each the plan indices of one operator's probes; `probes[i]` is probe i's op and dtype) by their
 // expected cost, largest first, keeping the order of equals: a probe's cost is its seconds in `costs`, else the mean
 // of the probes there are costs for (1 when there are none, which orders by the number of probes).

@@ -319,6 +319,36 @@ std::vector<std::string> operators_in_arrival_order(const std::string& dir) {
   return ops;
 }
 
+// In a folder with figures, the operators that crash their workers come last, and the work left there pays for no
+// new worker while another can take it (Note [Starts that pay] in probe/runner.cc): one worker, or two, still record
+// every probe as a run in a new folder does, and a worker starts whenever none is left to take the work.
+TEST(CliRun, WorkersThatDieAtTheEndAreReplacedOnlyWhenNoneIsLeft) {
+  for (const char* jobs : {"1", "2"}) {
+    SCOPED_TRACE(jobs);
+    TempDir dir;
+    const std::vector<std::string> args = {
+        "--ops", "^aten::(abs|cos|exp|sin)$", "--dtypes", "float32,float16,int32", "-j", jobs, "--samples", "none"};
+    const std::vector<std::string> env = {"MPS_AUDIT_EMU_FAULTS=aten::cos=crash"};
+    const RunOutcome first = run_emulated(dir, args, env);
+    ASSERT_EQ(first.result.exit_code, 0) << first.result.err;
+    const RunOutcome second = run_emulated(dir, args, env);  // ordered by the first run's figures
+    ASSERT_EQ(second.result.exit_code, 0) << second.result.err;
+    EXPECT_EQ(operators_in_arrival_order(dir.path()).back(), "aten::cos");
+    for (const char* dtype : {"float32", "float16", "int32"}) {
+      EXPECT_EQ(verdict(second, "aten::cos", dtype), "crash") << dtype;
+      for (const char* op : {"aten::abs", "aten::exp", "aten::sin"}) {
+        EXPECT_EQ(verdict(second, op, dtype), "pass") << op << " " << dtype;
+      }
+    }
+    EXPECT_EQ(second.doc["run"]["finished"], 12);
+    ASSERT_EQ(first.doc["results"].size(), second.doc["results"].size());
+    for (size_t i = 0; i < first.doc["results"].size(); ++i) {
+      EXPECT_EQ(first.doc["results"][i]["verdict"], second.doc["results"][i]["verdict"]);
+      EXPECT_EQ(first.doc["results"][i]["message"], second.doc["results"][i]["message"]);
+    }
+  }
+}
+
 // A run keeps every probe's seconds in its folder, and the next run there hands out the operators that took longest
 // first (Note [Slowest operators first] in probe/probe_costs.cc); the records are the same.
 TEST(CliRun, TheNextRunInAFolderBeginsWithTheOperatorsThatTookLongest) {
