@@ -439,7 +439,7 @@ class Pool {
   // first worker reports and on_result for each result, in arrival order. Returns the signal that stopped it, or 0.
   template <typename E, typename F>
   int run(std::vector<std::vector<size_t>> groups, size_t jobs, E&& on_env, F&& on_result) {
-    pending_.assign(groups.begin(), groups.end());
+    for (auto& group : groups) push_pending(std::move(group), /*front=*/false);
     jobs_ = jobs;
     // A fixed number of slots, so that references to them stay valid; the spares' slots start empty.
     workers_.assign(jobs + std::max<size_t>(1, jobs / 4), Worker{});
@@ -566,11 +566,17 @@ class Pool {
       if (w.alive() && !w.ending && !w.retiring && !w.finishing && w.in_fd >= 0) ++able;
     }
     if (able == 0) return true;
-    double left = 0;
-    for (const auto& group : pending_) {
-      for (size_t i : group) left += expected_[i];
+    return pending_seconds_ / static_cast<double>(able) > start_seconds_ / static_cast<double>(starts_seen_);
+  }
+
+  // Queues a group of probes to hand out, at the front (work given back) or the back, and counts its expected seconds.
+  void push_pending(std::vector<size_t> group, bool front = true) {
+    for (size_t i : group) pending_seconds_ += expected_[i];
+    if (front) {
+      pending_.push_front(std::move(group));
+    } else {
+      pending_.push_back(std::move(group));
     }
-    return left / static_cast<double>(able) > start_seconds_ / static_cast<double>(starts_seen_);
   }
 
   // Hands a ready worker its next probe, or closes its input when there is none (it then exits). A worker without
@@ -591,6 +597,7 @@ class Pool {
       if (w.todo.empty() && !pending_.empty()) {
         if (working() >= jobs_) return;  // a spare, for now
         w.todo.assign(pending_.front().begin(), pending_.front().end());
+        for (size_t i : pending_.front()) pending_seconds_ -= expected_[i];
         pending_.pop_front();
       }
       if (w.todo.empty() && working() < jobs_) take_an_overload(w);
@@ -708,7 +715,7 @@ class Pool {
       if (retired) {
         requeue_rest(w);
       } else if (!w.todo.empty()) {
-        pending_.emplace_front(w.todo.begin(), w.todo.end());
+        push_pending({w.todo.begin(), w.todo.end()});
         w.todo.clear();
       }
       return;
@@ -737,7 +744,7 @@ class Pool {
     const size_t i = static_cast<size_t>(w.current);
     w.current = -1;
     requeue_rest(w);
-    pending_.push_front({i});
+    push_pending({i});
   }
 
   // Note [Probes that end their worker]
@@ -748,7 +755,7 @@ class Pool {
   void requeue_rest(Worker& w) {
     if (w.next >= 0) w.todo.push_front(static_cast<size_t>(w.next));  // sent ahead, never begun
     w.next = -1;
-    for (auto it = w.todo.rbegin(); it != w.todo.rend(); ++it) pending_.push_front({*it});
+    for (auto it = w.todo.rbegin(); it != w.todo.rend(); ++it) push_pending({*it});
     w.todo.clear();
     worker_died_ = true;
   }
@@ -1025,6 +1032,7 @@ class Pool {
   size_t jobs_ = 0;
   bool worker_died_ = false;
   std::vector<double> expected_;  // each probe's expected seconds, by plan index (Note [Starts that pay])
+  double pending_seconds_ = 0;    // the expected seconds of pending_'s probes
   double start_seconds_ = 0;      // from start to "env", over the starts_seen_ workers that got there
   size_t starts_seen_ = 0;
 };
