@@ -579,6 +579,13 @@ class Pool {
     }
   }
 
+  // Gives the first queued group to the worker, and no longer counts its expected seconds.
+  void take_pending(Worker& w) {
+    for (size_t i : pending_.front()) pending_seconds_ -= expected_[i];
+    w.todo.assign(pending_.front().begin(), pending_.front().end());
+    pending_.pop_front();
+  }
+
   // Hands a ready worker its next probe, or closes its input when there is none (it then exits). A worker without
   // an operator takes the next one only while fewer than --jobs workers are busy; otherwise it waits.
   // Note [Probes sent ahead]
@@ -596,9 +603,7 @@ class Pool {
       }
       if (w.todo.empty() && !pending_.empty()) {
         if (working() >= jobs_) return;  // a spare, for now
-        w.todo.assign(pending_.front().begin(), pending_.front().end());
-        for (size_t i : pending_.front()) pending_seconds_ -= expected_[i];
-        pending_.pop_front();
+        take_pending(w);
       }
       if (w.todo.empty() && working() < jobs_) take_an_overload(w);
       if (w.todo.empty()) {
