@@ -79,7 +79,10 @@ ProbeResult probe_result_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const RunEnvironment& env);
 RunEnvironment run_environment_from_json(const nlohmann::json& j);
 
-// results.json's text.
+// results.json as one JSON value; its "results" empty without `with_records`.
+nlohmann::json results_document(const Results& results, bool with_records = true);
+// results.json's text: results_document(results).dump(1) and a line break, written side by side (Note [Records
+// rendered side by side] in results/results_file.cc).
 std::string render_results_json(const Results& results);
 // Reads a results.json; throws UserError naming the file (and line:col of a syntax error) when it is missing, not
 // JSON, not a results file, or of a schema version this build does not read.

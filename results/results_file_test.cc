@@ -1,6 +1,11 @@
 // Tests of reading results.json: round trips, old schemas, and one diagnostic for each kind of bad file.
 #include "results/results_file.h"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "common/diagnostics.h"
@@ -41,6 +46,36 @@ TEST(ResultsFile, RoundTrips) {
   EXPECT_FALSE(b.run.complete());
   EXPECT_EQ(b.run.not_run(), 2u);
   EXPECT_EQ(b.records.at(0).fallback_ops, std::vector<std::string>{"aten::sin.out"});
+}
+
+// The records are written on threads of their own and put into the rest of the document: the text must be the
+// document written at once, byte for byte, for no records, one, and enough for several threads, with messages that
+// hold what JSON escapes (line breaks, quotes, control characters) and what it does not (UTF-8, brackets).
+TEST(ResultsFile, RecordsWrittenSideBySideAreTheDocumentWrittenAtOnce) {
+  for (size_t n : {0, 1, 2, 4999, 20011}) {
+    Results a = sample();
+    a.records.clear();
+    for (size_t i = 0; i < n; ++i) {
+      ProbeResult p;
+      p.op = i % 2 ? "aten::add.Tensor" : "aten::_foreach_mul_.List";
+      p.dtype = i % 3 ? "float32" : "complex64";
+      p.verdict = i % 5 ? Verdict::kPass : Verdict::kMismatch;
+      p.message = i % 7 ? "" : "line one\nline \"two\"\t\x01 — [µ] {}";
+      p.warnings = i % 11 ? std::vector<std::string>{} : std::vector<std::string>{"w1\n", "w2"};
+      p.fallback_ops = i % 13 ? std::vector<std::string>{} : std::vector<std::string>{"aten::sin.out"};
+      p.seconds = i % 17 ? 0.25 * static_cast<double>(i) : std::nan("");
+      p.max_abs_error = p.verdict == Verdict::kMismatch ? 1e-3 : 0;
+      a.records.push_back(p);
+    }
+    a.run = {n, n, "", ""};
+    const std::string text = render_results_json(a);
+    const std::string whole = results_document(a).dump(1) + "\n";
+    const auto diff = std::mismatch(text.begin(), text.end(), whole.begin(), whole.end());
+    EXPECT_TRUE(text == whole) << n << " records: they differ from byte " << (diff.first - text.begin()) << ": '"
+                               << text.substr(diff.first - text.begin(), 40) << "' against '"
+                               << whole.substr(diff.second - whole.begin(), 40) << "'";
+    EXPECT_EQ(parse_results(text, "x.json").records.size(), n);
+  }
 }
 
 TEST(ResultsFile, SchemaOneIsReadAsACompleteRun) {
