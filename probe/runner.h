@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
 #include "results/result.h"
@@ -90,6 +91,14 @@ struct Journal {
   bool torn = false;  // the last line was cut short
 };
 Journal parse_journal(const std::string& text, const std::string& path);
+
+// After a failed probe, a worker checks its device (Note [Unusable device] in probe/runner.cc). device_unusable()
+// runs a tiny operation there and says why it failed, if it did; the CPU and meta devices are always usable.
+// known_usable() says, without running anything, that the device is usable: on CUDA, when its current stream has
+// run everything queued on it without an error (a fault is sticky, so asking reports it too); false when that is not
+// known, and on every other device.
+std::optional<std::string> device_unusable(const c10::Device& device);
+bool known_usable(const c10::Device& device);
 
 // A content hash (64-bit FNV-1a, hex) for telling a changed spec or plan from the recorded one; not for security.
 std::string content_hash(const std::string& text);

@@ -1,8 +1,17 @@
-// Tests of the run's pure pieces: shards of a plan and reading a journal back.
+// Tests of the run's pieces: shards of a plan, reading a journal back, and a worker's checks of its device.
 #include "probe/runner.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
 
+#include <ATen/Context.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/index.h>
+#include <ATen/ops/zeros.h>
 #include <gtest/gtest.h>
 
 #include "common/diagnostics.h"
@@ -32,6 +41,40 @@ TEST(WorkerEnvironment, TheFallbackAsToldAndOnCudaOneHardwareQueueUnlessTheRunSe
   const char* alike[] = {"CUDA_DEVICE_MAX_CONNECTIONS_X=4", nullptr};  // another variable
   EXPECT_EQ(worker_variables("cuda", "off", alike),
             (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "0"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
+}
+
+// Note [Unusable device]: after a failed probe, a worker skips the check's tiny operation only where the device says
+// it has run everything queued without a fault: a CUDA stream that is done. Everywhere else the operation decides.
+TEST(DeviceChecks, OnlyACudaStreamThatRanEverythingIsKnownUsable) {
+  EXPECT_FALSE(known_usable(c10::Device("cpu")));
+  EXPECT_FALSE(known_usable(c10::Device("meta")));
+  EXPECT_FALSE(device_unusable(c10::Device("cpu")).has_value());
+  if (!at::hasCUDA()) GTEST_SKIP() << "the rest needs a CUDA device";
+  // A fault leaves CUDA unusable for the rest of the process, so it happens in a process of its own.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const c10::Device cuda("cuda:0");
+        auto fail = [](const char* why) {
+          std::fprintf(stderr, "%s\n", why);
+          std::_Exit(1);
+        };
+        if (device_unusable(cuda)) fail("a new device is unusable");
+        if (!known_usable(cuda)) fail("an idle stream is not known usable");
+        // An index far out of range: the kernel asserts on the device, and nothing waits for it.
+        const at::Tensor t = at::zeros({3}, at::TensorOptions().device(cuda));
+        const at::Tensor i = at::full({1}, int64_t{1} << 40, at::TensorOptions().device(cuda).dtype(at::kLong));
+        try {
+          (void)at::index(t, c10::List<c10::optional<at::Tensor>>({i}));
+        } catch (const std::exception& e) {
+          fail(e.what());  // it is found on the device, later
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        if (known_usable(cuda)) fail("a faulted device is known usable");
+        if (!device_unusable(cuda)) fail("a faulted device runs a tiny operation");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(Shards, EveryProbeInExactlyOneShardOperatorsWholeAndBalanced) {
