@@ -92,6 +92,10 @@ struct Journal {
 };
 Journal parse_journal(const std::string& text, const std::string& path);
 
+// How many of `jobs` workers a run starts at once on `device`; the others start once one of them is ready (Note [Half
+// the workers first] in probe/runner.cc).
+size_t workers_started_first(const c10::Device& device, size_t jobs);
+
 // After a failed probe, a worker checks its device (Note [Unusable device] in probe/runner.cc). device_unusable()
 // runs a tiny operation there and says why it failed, if it did; the CPU and meta devices are always usable.
 // known_usable() says, without running anything, that the device is usable: on CUDA, when its current stream has

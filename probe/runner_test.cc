@@ -43,6 +43,16 @@ TEST(WorkerEnvironment, TheFallbackAsToldAndOnCudaOneHardwareQueueUnlessTheRunSe
             (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "0"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
 }
 
+// Note [Half the workers first]: on CUDA half the workers start at once (at least one), elsewhere all of them.
+TEST(WorkerStarts, OnCudaHalfTheWorkersStartFirst) {
+  EXPECT_EQ(workers_started_first(c10::Device("cuda"), 16), 8u);
+  EXPECT_EQ(workers_started_first(c10::Device("cuda:0"), 3), 1u);
+  EXPECT_EQ(workers_started_first(c10::Device("cuda"), 1), 1u);
+  EXPECT_EQ(workers_started_first(c10::Device("cpu"), 16), 16u);
+  EXPECT_EQ(workers_started_first(c10::Device("mps"), 2), 2u);
+  EXPECT_EQ(workers_started_first(c10::Device("meta"), 5), 5u);
+}
+
 // Note [Unusable device]: after a failed probe, a worker skips the check's tiny operation only where the device says
 // it has run everything queued without a fault: a CUDA stream that is done. Everywhere else the operation decides.
 TEST(DeviceChecks, OnlyACudaStreamThatRanEverythingIsKnownUsable) {
