@@ -96,9 +96,7 @@ std::vector<double> expected_seconds(const std::vector<std::pair<std::string, st
   return out;
 }
 
-void order_slowest_first(std::vector<std::vector<size_t>>& groups,
-                         const std::vector<std::pair<std::string, std::string>>& probes, const ProbeCosts& costs) {
-  const std::vector<double> expected = expected_seconds(probes, costs);
+void order_slowest_first(std::vector<std::vector<size_t>>& groups, const std::vector<double>& expected) {
   std::vector<double> cost(groups.size(), 0.0);
   for (size_t g = 0; g < groups.size(); ++g) {
     for (size_t i : groups[g]) cost[g] += expected[i];

@@ -44,10 +44,9 @@ std::string render_probe_costs(ProbeCosts costs, const std::vector<ProbeResult>&
 std::vector<double> expected_seconds(const std::vector<std::pair<std::string, std::string>>& probes,
                                      const ProbeCosts& costs);
 
-// Orders `groups` (each the plan indices of one operator's probes; `probes[i]` is probe i's op and dtype) by their
-// expected cost, largest first, keeping the order of equals: a probe's cost is its seconds in `costs`, else the mean
-// of the probes there are costs for (1 when there are none, which orders by the number of probes).
-void order_slowest_first(std::vector<std::vector<size_t>>& groups,
-                         const std::vector<std::pair<std::string, std::string>>& probes, const ProbeCosts& costs);
+// Orders `groups` (each the plan indices of one operator's probes) by their expected cost, largest first, keeping the
+// order of equals: a probe's cost is `expected[i]`, as expected_seconds() gives it (with no figures every probe
+// counts 1, which orders by the number of probes).
+void order_slowest_first(std::vector<std::vector<size_t>>& groups, const std::vector<double>& expected);
 
 }  // namespace mps_audit

@@ -32,7 +32,7 @@ std::vector<std::string> ops_of(const std::vector<std::vector<size_t>>& groups, 
 TEST(ProbeCosts, WithoutFiguresTheLargestOperatorsGoFirstInPlanOrderAmongEquals) {
   const Probes probes = {{"a", "f32"}, {"b", "f32"}, {"b", "i64"}, {"c", "f32"}, {"d", "f32"}, {"d", "i64"}};
   std::vector<std::vector<size_t>> groups = {{0}, {1, 2}, {3}, {4, 5}};
-  order_slowest_first(groups, probes, ProbeCosts{});
+  order_slowest_first(groups, expected_seconds(probes, ProbeCosts{}));
   EXPECT_EQ(ops_of(groups, probes), (std::vector<std::string>{"b", "d", "a", "c"}));
   EXPECT_EQ(groups[0], (std::vector<size_t>{1, 2}));  // each group's probes stay in plan order
 }
@@ -42,7 +42,7 @@ TEST(ProbeCosts, TheSlowestOperatorGoesFirstWhateverItsSize) {
   std::vector<std::vector<size_t>> groups = {{0, 1, 2}, {3}, {4}};
   ProbeCosts costs;
   costs.seconds = {{{"big", "f32"}, 0.1}, {{"big", "i64"}, 0.1}, {{"big", "bool"}, 0.1}, {{"slow", "f32"}, 9.0}};
-  order_slowest_first(groups, probes, costs);
+  order_slowest_first(groups, expected_seconds(probes, costs));
   // "small" has no figure: it counts as the mean of the others (2.325 s), more than "big"'s 0.3 s.
   EXPECT_EQ(ops_of(groups, probes), (std::vector<std::string>{"slow", "small", "big"}));
 }

@@ -458,7 +458,8 @@ class Pool {
     jobs_ = jobs;
     // A fixed number of slots, so that references to them stay valid; the spares' slots start empty.
     workers_.assign(jobs + std::max<size_t>(1, jobs / 4), Worker{});
-    for (size_t k = 0; k < workers_started_first(device_for(target_), jobs); ++k) start(workers_[k]);
+    const size_t first = workers_started_first(device_for(target_), jobs);
+    for (size_t k = 0; k < first; ++k) start(workers_[k]);
     auto record = [&](Worker& w, ProbeResult r) {
       const size_t i = static_cast<size_t>(w.current);
       w.current = -1;
@@ -550,10 +551,9 @@ class Pool {
   // has died; near the end of a run, only those that pay (Note [Starts that pay]).
   void replenish() {
     if (pending_.empty()) return;
-    if (starts_seen_ == 0 && std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.alive(); }))
-      return;  // the others start once one is ready (Note [Half the workers first])
     size_t alive = 0;
     for (const auto& w : workers_) alive += w.alive() ? 1 : 0;
+    if (starts_seen_ == 0 && alive > 0) return;  // the others start once one is ready (Note [Half the workers first])
     const size_t wanted = jobs_ + (worker_died_ ? workers_.size() - jobs_ : 0);
     if (alive >= wanted || !start_pays()) return;
     for (auto& w : workers_) {
@@ -1494,8 +1494,8 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     std::vector<std::pair<std::string, std::string>> probes;
     probes.reserve(plan.size());
     for (const auto& p : plan) probes.emplace_back(p.op, p.dtype);
-    order_slowest_first(groups, probes, costs);
     expected = expected_seconds(probes, costs);
+    order_slowest_first(groups, expected);
   }
   const long cores = std::max<long>(1, static_cast<long>(std::thread::hardware_concurrency()));
   const size_t jobs = std::min<size_t>(static_cast<size_t>(o.jobs ? *o.jobs : cores), groups.size());
