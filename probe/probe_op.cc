@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <exception>
+#include <memory>
 #include <unordered_map>
 
 #include <ATen/core/Tensor.h>
@@ -139,7 +142,7 @@ struct SampleOutcome {
 };
 
 // One sample's probe, in stages: the reference on the CPU, the run on the target, the outputs copied back, the
-// comparison. probe_samples() runs each stage for all the samples it is given before the next: one sample at a time,
+// comparison. StagedSamples runs each stage for all the samples it is given before the next: one sample at a time,
 // or on CUDA all of a probe's (Note [Samples in one round trip]).
 class SampleProbe {
  public:
@@ -306,23 +309,81 @@ class SampleProbe {
 // Note [Samples in one round trip]
 // A GPU shared by the workers serves each its turn, and a turn holds a worker's copies in, kernels and copies back
 // as long as no kernel comes after a copy back (Note [Copies to and from a CUDA device]). So on CUDA
-// (ProbeTarget::samples_together), a probe of several recorded samples computes every sample's reference, then
-// copies their inputs in, runs the operator on each, and copies all the outputs back with one wait: one turn where
-// it took one per sample. The warm audit on an H100 at -j16 took 7.7-8.4 s instead of 9.1-9.2 s, with the same
-// records. Each sample's outcome is what it would be alone, but on a device that failed: copies back that fail give
-// every sample whose outputs they held the error, and a crash caught in one sample ends the probe there, as always,
-// with the samples before it judged after it.
-// The outcomes of `samples`, each stage run for all of them before the next; none for the samples after one that
-// crashed.
-std::vector<SampleOutcome> probe_samples(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
-                                         const c10::OperatorHandle& op, c10::ScalarType dtype,
-                                         const std::string& dtype_label, const std::vector<SampleInputs>& samples,
-                                         const std::function<void()>& before_target) {
+// (ProbeTarget::in_turns), a probe of several recorded samples computes every sample's reference, then copies their
+// inputs in, runs the operator on each, and copies all the outputs back with one wait: one turn where it took one per
+// sample. The warm audit on an H100 at -j16 took 7.7-8.4 s instead of 9.1-9.2 s, with the same records. Each sample's
+// outcome is what it would be alone, but on a device that failed: copies back that fail give every sample whose
+// outputs they held the error, and a crash caught in one sample ends the probe there, as always, with the samples
+// before it judged after it.
+
+// Samples whose stages run together: references; then inputs, runs on the target up to one that crashed, copies back
+// started; judged once the copies are done.
+struct StagedSamples {
   std::vector<SampleProbe> probes;
-  probes.reserve(samples.size());
-  for (const SampleInputs& inputs : samples) probes.emplace_back(target, op, dtype, inputs);
+  size_t run = 0;  // the samples that got as far as the target (none after one that crashed)
+
+  // The references of `samples`.
+  void stage_reference(const ProbeTarget& target, const c10::OperatorHandle& op, c10::ScalarType dtype,
+                       const std::vector<const SampleInputs*>& samples) {
+    probes.reserve(samples.size());
+    for (const SampleInputs* inputs : samples) probes.emplace_back(target, op, dtype, *inputs);
+    each(probes.size(), [](SampleProbe& p) { p.reference(); });
+  }
+
+  // Whether a sample goes on to the target.
+  bool for_target() const {
+    return std::any_of(probes.begin(), probes.end(), [](const SampleProbe& p) { return !p.decided; });
+  }
+
+  // The rest of the stages, each for all the samples before the next, up to the copies back, which are done once the
+  // devices added to `wait_for` are waited for.
+  void stage_target(const std::function<void()>& before_target, std::vector<c10::Device>& wait_for) {
+    stage_inputs();
+    stage_runs(before_target);
+    stage_copy_back(wait_for);
+  }
+
+  // The stages of stage_target() one by one, for a turn of several probes (Note [Probes in one turn]).
+  void stage_inputs() {
+    each(probes.size(), [](SampleProbe& p) { p.rest_of_inputs(); });
+  }
+  void stage_runs(const std::function<void()>& before_target) {
+    // A crash ends the probe: the samples after it do not run.
+    while (run < probes.size()) {
+      SampleProbe& p = probes[run++];
+      if (p.decided) continue;
+      try {
+        p.run_on_target(before_target);
+      } catch (const std::exception& e) {
+        p.fail(e);
+      }
+      if (p.crashed()) break;
+    }
+  }
+  void stage_copy_back(std::vector<c10::Device>& wait_for) {
+    each(run, [&](SampleProbe& p) { p.copy_back(wait_for); });
+  }
+
+  // The outcomes of the samples that ran, once their copies are done (or failed: `copies_error`, what waiting for
+  // them raised).
+  std::vector<SampleOutcome> judge(const Spec& spec, const OpSpec* entry, const std::string& dtype_label,
+                                   const std::exception_ptr& copies_error) {
+    if (copies_error) {
+      try {
+        std::rethrow_exception(copies_error);
+      } catch (const std::exception& e) {
+        each(run, [&](SampleProbe& p) { p.copies_failed(e); });
+      }
+    }
+    each(run, [&](SampleProbe& p) { p.judge(spec, entry, dtype_label); });
+    std::vector<SampleOutcome> outcomes;
+    for (size_t k = 0; k < run; ++k) outcomes.push_back(probes[k].out);
+    return outcomes;
+  }
+
+ private:
   // Runs `f` on each of the first `count` samples whose outcome is not decided yet; what it raises decides it.
-  const auto stage = [&](size_t count, const std::function<void(SampleProbe&)>& f) {
+  void each(size_t count, const std::function<void(SampleProbe&)>& f) {
     for (size_t k = 0; k < count; ++k) {
       if (probes[k].decided) continue;
       try {
@@ -331,38 +392,30 @@ std::vector<SampleOutcome> probe_samples(const ProbeTarget& target, const Spec& 
         probes[k].fail(e);
       }
     }
-  };
-  stage(probes.size(), [](SampleProbe& p) { p.reference(); });
-  stage(probes.size(), [](SampleProbe& p) { p.rest_of_inputs(); });
-  // A crash ends the probe: the samples after it do not run.
-  size_t run = 0;
-  while (run < probes.size()) {
-    SampleProbe& p = probes[run++];
-    if (p.decided) continue;
-    try {
-      p.run_on_target(before_target);
-    } catch (const std::exception& e) {
-      p.fail(e);
-    }
-    if (p.crashed()) break;
   }
-  std::vector<c10::Device> wait_for;
-  stage(run, [&](SampleProbe& p) { p.copy_back(wait_for); });
+};
+
+// Waits for the copies to the CPU from `devices`; what that raised, or null.
+std::exception_ptr wait_for_devices(const std::vector<c10::Device>& devices) {
   try {
-    wait_for_copies(wait_for);
-  } catch (const std::exception& e) {
-    stage(run, [&](SampleProbe& p) { p.copies_failed(e); });
+    wait_for_copies(devices);
+  } catch (const std::exception&) {
+    return std::current_exception();
   }
-  stage(run, [&](SampleProbe& p) { p.judge(spec, entry, dtype_label); });
-  std::vector<SampleOutcome> outcomes;
-  for (size_t k = 0; k < run; ++k) outcomes.push_back(probes[k].out);
-  return outcomes;
+  return nullptr;
 }
 
-SampleOutcome probe_sample(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
-                           const c10::OperatorHandle& op, c10::ScalarType dtype, const std::string& dtype_label,
-                           const SampleInputs& inputs, const std::function<void()>& before_target) {
-  return probe_samples(target, spec, entry, op, dtype, dtype_label, {inputs}, before_target).front();
+// The outcomes of `samples` run together, waited for at once.
+std::vector<SampleOutcome> probe_samples(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
+                                         const c10::OperatorHandle& op, c10::ScalarType dtype,
+                                         const std::string& dtype_label,
+                                         const std::vector<const SampleInputs*>& samples,
+                                         const std::function<void()>& before_target) {
+  StagedSamples staged;
+  std::vector<c10::Device> devices;
+  staged.stage_reference(target, op, dtype, samples);
+  staged.stage_target(before_target, devices);
+  return staged.judge(spec, entry, dtype_label, wait_for_devices(devices));
 }
 
 }  // namespace
@@ -398,183 +451,467 @@ IndexSource index_source(const c10::FunctionSchema& schema, const std::vector<c1
   return source;
 }
 
-ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op_name,
-                     const std::string& dtype_label, const std::function<void()>& before_target) {
-  const auto start = std::chrono::steady_clock::now();
-  ProbeResult r;
-  r.op = op_name;
-  r.dtype = dtype_label;
-  const size_t colons = op_name.find("::"), dot = op_name.find('.', colons);
-  auto op = c10::Dispatcher::singleton().findOp(
-      {op_name.substr(0, dot), dot == std::string::npos ? "" : op_name.substr(dot + 1)});
-  const OpSpec* entry = spec.find(op_name);
-  const auto dtype = parse_dtype(dtype_label);
-  if (!op || !op->hasSchema() || !dtype) {
-    r.message = !op ? "no such operator in this libtorch" : "unknown dtype";
-    return r;
-  }
-  if (entry && !entry->skip.empty()) {
-    r.message = "spec: " + entry->skip;
-    return r;
-  }
-  if (entry) {
-    for (const auto& k : entry->skip_when) {
-      if (k.applies(target.name, dtype_label, target.macos_major, target.torch_version)) {
-        r.message = "spec: " + k.reason;
-        return r;
-      }
+namespace {
+
+// What a worker remembers of an operator (an overload) from its earlier dtypes: the synthesis variant that worked and
+// how often none did, and the first dtype whose inputs the CPU took (Note [Rejected in one dtype]).
+std::unordered_map<std::string, std::pair<size_t, int>>& synthesis_memory() {
+  static std::unordered_map<std::string, std::pair<size_t, int>> memory;  // op -> (variant that worked, misses)
+  return memory;
+}
+std::unordered_map<std::string, std::string>& accepted_in() {
+  static std::unordered_map<std::string, std::string> accepted;  // operator -> the first dtype the CPU took
+  return accepted;
+}
+
+// Note [Probes in one turn]
+// A worker holds every dtype of an operator's overload (Note [Worker protocol] in runner.cc), and on CUDA
+// (ProbeTarget::in_turns) it probes those it was handed together, in one turn of the GPU (Note [Copies to and from a
+// CUDA device]), stage by stage: every probe's CPU references, which decide the samples that go to the target; then
+// every probe's inputs copied in; every probe's runs; every probe's copies back; one wait; then each probe's samples
+// judged and its record made, in order. What ends a turn is a kernel queued after a copy back, not time spent on the
+// CPU between kernels: sixteen processes on one H100, each queueing ten kernels 50 us apart and then their ten
+// copies back before a wait, got 6,300 such batches a second between them, nearly as many as of one kernel and its
+// copy back (7,200), and ten kernels each followed by its copy back got 740. So with each probe's copies back queued
+// before the next probe's runs, a turn of the overload was no faster than a probe at a time (the warm default audit,
+// one H100: 7.9-8.3 s against 8.1-8.3 s), and with every copy back after every run it took 7.1-7.4 s
+// (docs/benchmarks.md).
+// A probe that needs a sample judged before it can go on (the recordings the CPU took, or a synthesized shape,
+// turning out to prove nothing when the CPU gives different results from run to run) goes on after the wait, as it
+// would alone; the probes after it in the turn began with the shape it tried first, not the one it settled on. A
+// fault caught on the target ends the turn with that probe (Note [Caught faults]): the probes after it go back to the
+// worker as not begun, and what they taught synthesis is forgotten. What the turn cannot tell apart, its runner
+// does: a device that fails takes the outputs of every probe in the turn with it, so those probes run again one at a
+// time (Note [Turns that fail] in runner.cc).
+
+// One probe, in two parts around the turn its last samples wait for: start() runs it up to their copies back and
+// finish() judges them and makes the record. Without `defer`, start() waits for and judges each sample as it goes.
+class OpProbe {
+ public:
+  OpProbe(const ProbeTarget& target, const Spec& spec, std::string op_name, std::string dtype_label,
+          const std::function<void()>& before_target)
+      : target_(target),
+        spec_(spec),
+        op_name_(std::move(op_name)),
+        dtype_label_(std::move(dtype_label)),
+        before_target_([this, before_target] {
+          reached_target_ = true;
+          if (before_target) before_target();
+        }) {}
+  OpProbe(const OpProbe&) = delete;
+  OpProbe& operator=(const OpProbe&) = delete;
+
+  bool reached_target() const { return reached_target_; }
+
+  // Without `defer`, the whole probe but its record. With it, the probe up to the CPU references of the samples
+  // that go to the target: those wait for start_on_target().
+  void start(bool defer) {
+    const auto begun = std::chrono::steady_clock::now();
+    r_.op = op_name_;
+    r_.dtype = dtype_label_;
+    if (look_up()) {
+      gather_recordings();
+      r_.verdict = Verdict::kSkip;
+      run_recordings(defer);
+      if (!recorded_staged_ && !any_run_) run_samples(defer);
     }
+    spent_ += std::chrono::steady_clock::now() - begun;
   }
-  std::vector<const SampleSpec*> samples;
-  if (entry) {
-    for (const auto& s : entry->samples) samples.push_back(&s);
+
+  // The deferred samples on the target, in the stages of a turn (Note [Probes in one turn]): their inputs; their runs;
+  // their copies back, which are done once each device added to `turn` is waited for.
+  void inputs_on_target() {
+    timed([&] {
+      if (recorded_staged_) recorded_staged_->stage_inputs();
+      for (Slot& slot : slots_) {
+        if (slot.staged) slot.staged->stage_inputs();
+      }
+    });
   }
-  // Without samples in the spec: the calls recorded from PyTorch's OpInfo samples (probe/recorded_samples.h), at
-  // most three; synthesis only when there are none or the CPU rejects every one.
-  // An out= variant without recordings of its own replays its functional twin's, with out tensors made to match.
-  std::vector<RecordedSample> recorded;
-  if (samples.empty()) {
-    if (const Recordings* recordings = process_recordings()) {
-      recorded = recordings->samples(op_name, dtype_label, 3);
-      const auto twin = recorded.empty() ? functional_twin(op->schema()) : std::nullopt;
-      if (twin) {
-        for (auto& rec : recordings->samples(c10::toString(twin->schema().operator_name()), dtype_label, 3)) {
-          SampleInputs twin_inputs;
-          twin_inputs.name = rec.name;
-          twin_inputs.args = std::move(rec.args);
-          try {
-            SampleInputs out = out_variant_inputs(op->schema(), *twin, twin_inputs, *dtype);
-            if (out.unsupported.empty()) recorded.push_back({rec.name + ":twin", std::move(out.args)});
-          } catch (const std::exception&) {  // out tensors the CPU cannot make (a block-sparse result): not this one
-          }
+  void run_on_target() {
+    timed([&] {
+      if (recorded_staged_) recorded_staged_->stage_runs(before_target_);
+      for (Slot& slot : slots_) {
+        ++slots_run_;
+        if (!slot.staged) continue;
+        slot.staged->stage_runs(before_target_);
+        // A crash ends the probe: the samples after it do not run (finish() takes none after it).
+        if (slot.staged->probes.front().crashed()) break;
+      }
+    });
+  }
+  void copy_back(std::vector<c10::Device>& turn) {
+    timed([&] {
+      if (recorded_staged_) recorded_staged_->stage_copy_back(turn);
+      for (size_t k = 0; k < slots_run_; ++k) {
+        if (slots_[k].staged) slots_[k].staged->stage_copy_back(turn);
+      }
+    });
+  }
+
+  // The record, once the turn was waited for (`turn_error`: what that raised); `turn_seconds`, this probe's share of
+  // the wait.
+  ProbeResult finish(const std::exception_ptr& turn_error, double turn_seconds) {
+    if (!looked_up_) return r_;
+    const auto begun = std::chrono::steady_clock::now();
+    if (recorded_staged_) {
+      const std::vector<SampleOutcome> outcomes = recorded_staged_->judge(spec_, entry_, dtype_label_, turn_error);
+      recorded_staged_.reset();
+      for (size_t k = 0; k < outcomes.size(); ++k) take(outcomes[k], recorded_inputs_[k].name);
+      if (!any_run_) run_samples(/*defer=*/false);  // no recording the CPU took: synthesis, as alone
+    }
+    for (Slot& slot : slots_) {
+      if (slot.staged) settle(slot, turn_error);
+      if (!slot.unsupported.empty()) {
+        skip_reason_ = slot.unsupported;
+        continue;
+      }
+      take(*slot.outcome, slot.name);
+      // A sample that went on after the turn and crashed: the samples after it would not have run.
+      if (slot.outcome->verdict == Verdict::kCrash) break;
+    }
+    conclude();
+    spent_ += std::chrono::steady_clock::now() - begun;
+    r_.seconds = std::chrono::duration<double>(spent_).count() + turn_seconds;
+    return r_;
+  }
+
+ private:
+  // A sample of the spec's, or synthesized: decided (an outcome, or no inputs to be made), or waiting for the turn.
+  struct Slot {
+    const SampleSpec* sample = nullptr;
+    std::vector<size_t> order;              // the synthesis variants to try, in order
+    size_t position = 0;                    // the one tried last
+    size_t worked_before = 0;               // what synthesis remembered before trying it
+    std::unique_ptr<SampleInputs> inputs;   // the last inputs made
+    std::unique_ptr<StagedSamples> staged;  // waiting for the turn
+    std::optional<SampleOutcome> outcome;
+    std::string name, unsupported;
+  };
+
+  // The operator, the spec's entry and the dtype; false, with the record made, when the probe ends here.
+  bool look_up() {
+    const size_t colons = op_name_.find("::"), dot = op_name_.find('.', colons);
+    op_ = c10::Dispatcher::singleton().findOp(
+        {op_name_.substr(0, dot), dot == std::string::npos ? "" : op_name_.substr(dot + 1)});
+    entry_ = spec_.find(op_name_);
+    dtype_ = parse_dtype(dtype_label_);
+    if (!op_ || !op_->hasSchema() || !dtype_) {
+      r_.message = !op_ ? "no such operator in this libtorch" : "unknown dtype";
+      return false;
+    }
+    if (entry_ && !entry_->skip.empty()) {
+      r_.message = "spec: " + entry_->skip;
+      return false;
+    }
+    if (entry_) {
+      for (const auto& k : entry_->skip_when) {
+        if (k.applies(target_.name, dtype_label_, target_.macos_major, target_.torch_version)) {
+          r_.message = "spec: " + k.reason;
+          return false;
         }
       }
     }
+    looked_up_ = true;
+    return true;
   }
-  bool any_run = false;
-  r.verdict = Verdict::kSkip;
-  std::string skip_reason;
-  // The worst sample decides. A crash ends the probe, as it would have ended the process had it not been caught.
-  bool crashed = false;
-  const auto take = [&](const SampleOutcome& o, const std::string& name) {
-    ++r.samples;
-    crashed = crashed || o.verdict == Verdict::kCrash;
-    for (auto w : o.warnings) {
-      w = first_line(w);
-      if (r.warnings.size() < 8 && std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) {
-        r.warnings.push_back(w);
+
+  // Without samples in the spec: the calls recorded from PyTorch's OpInfo samples (probe/recorded_samples.h), at
+  // most three; synthesis only when there are none or the CPU rejects every one.
+  // An out= variant without recordings of its own replays its functional twin's, with out tensors made to match.
+  void gather_recordings() {
+    if (entry_ && !entry_->samples.empty()) return;
+    const Recordings* recordings = process_recordings();
+    if (!recordings) return;
+    std::vector<RecordedSample> recorded = recordings->samples(op_name_, dtype_label_, 3);
+    const auto twin = recorded.empty() ? functional_twin(op_->schema()) : std::nullopt;
+    if (twin) {
+      for (auto& rec : recordings->samples(c10::toString(twin->schema().operator_name()), dtype_label_, 3)) {
+        SampleInputs twin_inputs;
+        twin_inputs.name = rec.name;
+        twin_inputs.args = std::move(rec.args);
+        try {
+          SampleInputs out = out_variant_inputs(op_->schema(), *twin, twin_inputs, *dtype_);
+          if (out.unsupported.empty()) recorded.push_back({rec.name + ":twin", std::move(out.args)});
+        } catch (const std::exception&) {  // out tensors the CPU cannot make (a block-sparse result): not this one
+        }
       }
     }
-    if (o.verdict == Verdict::kSkip) {
-      skip_reason = o.message;
+    for (auto& rec : recorded) {
+      recorded_inputs_.emplace_back();
+      recorded_inputs_.back().name = rec.name;
+      recorded_inputs_.back().args = std::move(rec.args);
+    }
+  }
+
+  void run_recordings(bool defer) {
+    if (recorded_inputs_.empty()) return;
+    if (!target_.in_turns) {
+      for (const SampleInputs& inputs : recorded_inputs_) {
+        if (crashed_) break;
+        take(probe_samples(target_, spec_, entry_, *op_, *dtype_, dtype_label_, {&inputs}, before_target_).front(),
+             inputs.name);
+      }
       return;
     }
-    const bool first = !any_run;
-    any_run = true;
-    if (first || (worse(r.verdict, o.verdict) == o.verdict && o.verdict != r.verdict)) {
-      r.verdict = o.verdict;
-      r.message = o.message;
-      r.sample = name;
-      r.fallback_ops = o.fallback_ops;
-      r.max_abs_error = o.comparison.max_abs_error;
-      r.max_rel_error = o.comparison.max_rel_error;
-      r.mismatches = o.comparison.mismatches;
-      r.first_mismatch = o.comparison.first_mismatch;
+    // Note [Samples in one round trip]
+    std::vector<const SampleInputs*> samples;
+    for (const SampleInputs& inputs : recorded_inputs_) samples.push_back(&inputs);
+    auto staged = std::make_unique<StagedSamples>();
+    staged->stage_reference(target_, *op_, *dtype_, samples);
+    if (defer && staged->for_target()) {
+      recorded_staged_ = std::move(staged);
+      return;
     }
-  };
-  std::vector<SampleInputs> recorded_inputs;
-  for (auto& rec : recorded) {
-    recorded_inputs.emplace_back();
-    recorded_inputs.back().name = rec.name;
-    recorded_inputs.back().args = std::move(rec.args);
+    std::vector<c10::Device> own;
+    staged->stage_target(before_target_, own);
+    const std::vector<SampleOutcome> outcomes = staged->judge(spec_, entry_, dtype_label_, wait_for_devices(own));
+    for (size_t k = 0; k < outcomes.size(); ++k) take(outcomes[k], recorded_inputs_[k].name);
   }
-  if (target.samples_together && recorded_inputs.size() > 1) {  // Note [Samples in one round trip]
-    const std::vector<SampleOutcome> outcomes =
-        probe_samples(target, spec, entry, *op, *dtype, dtype_label, recorded_inputs, before_target);
-    for (size_t k = 0; k < outcomes.size(); ++k) take(outcomes[k], recorded_inputs[k].name);
-  } else {
-    for (const SampleInputs& inputs : recorded_inputs) {
-      if (crashed) break;
-      take(probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target), inputs.name);
-    }
-  }
-  if (any_run) samples.clear();  // recordings the CPU took: no synthesis
-  const bool synthesized = samples.empty() && !any_run;
-  if (synthesized) samples.push_back(nullptr);
 
-  const std::vector<Synthesis> variants = synthesized ? synthesis_variants(op->schema()) : std::vector<Synthesis>{};
-  for (const SampleSpec* sample : samples) {
-    if (crashed) break;
-    // Without a sample in the spec, synthesis tries other shapes until the CPU takes the inputs, starting with the
-    // one that worked for this operator in another dtype. An operator no variant suits, twice, gets only the
-    // default afterwards: every failed try costs a C++ exception.
-    static std::unordered_map<std::string, std::pair<size_t, int>> memory;  // op -> (variant that worked, misses)
-    std::vector<size_t> order;
-    if (synthesized) {
-      auto& [worked, misses] = memory[op_name];
-      order.push_back(worked);
-      for (size_t v = 0; v < variants.size() && misses < 2; ++v) {
-        if (v != worked) order.push_back(v);
-      }
-    } else {
-      order.push_back(0);
+  // The spec's samples, or a synthesized one.
+  void run_samples(bool defer) {
+    std::vector<const SampleSpec*> samples;
+    if (entry_) {
+      for (const auto& s : entry_->samples) samples.push_back(&s);
     }
-    SampleInputs inputs;
-    SampleOutcome o;
-    for (size_t v : order) {
+    synthesized_ = samples.empty();
+    if (synthesized_) {
+      samples.push_back(nullptr);
+      variants_ = synthesis_variants(op_->schema());
+    }
+    for (const SampleSpec* sample : samples) {
+      if (crashed_) break;
+      // Without a sample in the spec, synthesis tries other shapes until the CPU takes the inputs, starting with the
+      // one that worked for this operator in another dtype. An operator no variant suits, twice, gets only the
+      // default afterwards: every failed try costs a C++ exception.
+      std::vector<size_t> order;
+      if (synthesized_) {
+        auto& [worked, misses] = synthesis_memory()[op_name_];
+        order.push_back(worked);
+        for (size_t v = 0; v < variants_.size() && misses < 2; ++v) {
+          if (v != worked) order.push_back(v);
+        }
+      } else {
+        order.push_back(0);
+      }
+      Slot slot = try_variants(sample, std::move(order), 0, SampleOutcome(), defer);
+      crashed_ = crashed_ || (slot.outcome && slot.outcome->verdict == Verdict::kCrash);
+      slots_.push_back(std::move(slot));
+    }
+  }
+
+  // Tries the slot's variants from `from` on until the CPU takes the inputs; `o`, the outcome before. With `defer`,
+  // inputs the CPU takes wait for start_on_target().
+  Slot try_variants(const SampleSpec* sample, std::vector<size_t> order, size_t from, SampleOutcome o, bool defer) {
+    Slot slot;
+    slot.sample = sample;
+    slot.order = std::move(order);
+    for (size_t p = from; p < slot.order.size(); ++p) {
+      const size_t v = slot.order[p];
+      slot.inputs = std::make_unique<SampleInputs>();
       try {
-        inputs = make_inputs(op->schema(), *dtype, spec, sample, op_name + "/" + dtype_label,
-                             synthesized ? &variants[v] : nullptr);
+        *slot.inputs = make_inputs(op_->schema(), *dtype_, spec_, sample, op_name_ + "/" + dtype_label_,
+                                   synthesized_ ? &variants_[v] : nullptr);
       } catch (const std::exception& e) {  // making them ran the CPU: an out= variant's twin, a backward's forward
-        inputs = SampleInputs();
+        *slot.inputs = SampleInputs();
         o = SampleOutcome();
         o.verdict = Verdict::kSkip;
         o.message = "no reference: the CPU raised: " + error_text(e);
         continue;
       }
-      if (!inputs.unsupported.empty()) break;
-      o = probe_sample(target, spec, entry, *op, *dtype, dtype_label, inputs, before_target);
+      if (!slot.inputs->unsupported.empty()) break;
+      auto staged = std::make_unique<StagedSamples>();
+      staged->stage_reference(target_, *op_, *dtype_, {slot.inputs.get()});
+      if (defer && staged->for_target()) {
+        slot.staged = std::move(staged);
+        slot.position = p;
+        if (synthesized_) {
+          auto& worked = synthesis_memory()[op_name_].first;
+          slot.worked_before = worked;
+          worked = v;
+        }
+        return slot;
+      }
+      std::vector<c10::Device> own;
+      staged->stage_target(before_target_, own);
+      o = staged->judge(spec_, entry_, dtype_label_, wait_for_devices(own)).front();
       if (o.verdict != Verdict::kSkip) {
-        if (synthesized) memory[op_name].first = v;
+        if (synthesized_) synthesis_memory()[op_name_].first = v;
         break;
       }
     }
-    if (synthesized && o.verdict == Verdict::kSkip) ++memory[op_name].second;
-    if (!inputs.unsupported.empty()) {
-      skip_reason = inputs.unsupported;
-      continue;
+    if (synthesized_ && o.verdict == Verdict::kSkip) ++synthesis_memory()[op_name_].second;
+    if (slot.inputs && !slot.inputs->unsupported.empty()) {
+      slot.unsupported = slot.inputs->unsupported;
+    } else {
+      slot.name = slot.inputs ? slot.inputs->name : "";
+      slot.outcome = o;
     }
-    take(o, inputs.name);
-  }
-  if (!any_run) r.message = skip_reason;
-
-  // Note [Rejected in one dtype]
-  // A worker probes every dtype of an operator in plan order. When the CPU took the operator's inputs in an earlier
-  // dtype (synthesis tries the shapes that worked there first) and rejects them in this one, it is the dtype the CPU
-  // does not take, whatever the error says ("A must be batches of square matrices" for int64 linalg_cholesky).
-  static std::unordered_map<std::string, std::string> accepted_in;  // operator -> the first dtype the CPU took
-  if (r.verdict != Verdict::kSkip) {
-    accepted_in.emplace(op_name, dtype_label);
-  } else if (const auto it = accepted_in.find(op_name); it != accepted_in.end() && it->second != dtype_label &&
-                                                        mps_audit::skip_reason(r) == "cpu_rejects_inputs") {
-    const std::string raised = "no reference: the CPU raised: ";
-    const std::string why = r.message.rfind(raised, 0) == 0 ? r.message.substr(raised.size()) : r.message;
-    r.message = fmt::format("no reference: the CPU takes this operator's inputs in {} but not in {}: {}", it->second,
-                            dtype_label, why);
+    return slot;
   }
 
-  if (entry && r.verdict != Verdict::kSkip) {
-    for (const auto& k : entry->xfail) {
-      if (!k.applies(target.name, dtype_label, target.macos_major, target.torch_version)) continue;
-      const bool failed = r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback;
-      r.message = failed ? fmt::format("expected failure ({}): {}", k.reason, r.message)
-                         : fmt::format("passed, though the spec expects a failure: {}", k.reason);
-      r.verdict = failed ? Verdict::kXfail : Verdict::kXpass;
-      break;
+  // Judges a slot that waited for the turn; a synthesized sample that proves nothing tries the next shape, as alone.
+  void settle(Slot& slot, const std::exception_ptr& turn_error) {
+    const SampleOutcome o = slot.staged->judge(spec_, entry_, dtype_label_, turn_error).front();
+    slot.staged.reset();
+    if (synthesized_ && o.verdict == Verdict::kSkip) {
+      synthesis_memory()[op_name_].first = slot.worked_before;
+      slot = try_variants(slot.sample, std::move(slot.order), slot.position + 1, o, /*defer=*/false);
+      return;
+    }
+    slot.name = slot.inputs->name;
+    slot.outcome = o;
+  }
+
+  // The worst sample decides. A crash ends the probe, as it would have ended the process had it not been caught.
+  void take(const SampleOutcome& o, const std::string& name) {
+    ++r_.samples;
+    crashed_ = crashed_ || o.verdict == Verdict::kCrash;
+    for (auto w : o.warnings) {
+      w = first_line(w);
+      if (r_.warnings.size() < 8 && std::find(r_.warnings.begin(), r_.warnings.end(), w) == r_.warnings.end()) {
+        r_.warnings.push_back(w);
+      }
+    }
+    if (o.verdict == Verdict::kSkip) {
+      skip_reason_ = o.message;
+      return;
+    }
+    const bool first = !any_run_;
+    any_run_ = true;
+    if (first || (worse(r_.verdict, o.verdict) == o.verdict && o.verdict != r_.verdict)) {
+      r_.verdict = o.verdict;
+      r_.message = o.message;
+      r_.sample = name;
+      r_.fallback_ops = o.fallback_ops;
+      r_.max_abs_error = o.comparison.max_abs_error;
+      r_.max_rel_error = o.comparison.max_rel_error;
+      r_.mismatches = o.comparison.mismatches;
+      r_.first_mismatch = o.comparison.first_mismatch;
     }
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
+
+  void conclude() {
+    if (!any_run_) r_.message = skip_reason_;
+
+    // Note [Rejected in one dtype]
+    // A worker probes every dtype of an operator in plan order. When the CPU took the operator's inputs in an earlier
+    // dtype (synthesis tries the shapes that worked there first) and rejects them in this one, it is the dtype the
+    // CPU does not take, whatever the error says ("A must be batches of square matrices" for int64 linalg_cholesky).
+    if (r_.verdict != Verdict::kSkip) {
+      accepted_in().emplace(op_name_, dtype_label_);
+    } else if (const auto it = accepted_in().find(op_name_); it != accepted_in().end() && it->second != dtype_label_ &&
+                                                             mps_audit::skip_reason(r_) == "cpu_rejects_inputs") {
+      const std::string raised = "no reference: the CPU raised: ";
+      const std::string why = r_.message.rfind(raised, 0) == 0 ? r_.message.substr(raised.size()) : r_.message;
+      r_.message = fmt::format("no reference: the CPU takes this operator's inputs in {} but not in {}: {}", it->second,
+                               dtype_label_, why);
+    }
+
+    if (entry_ && r_.verdict != Verdict::kSkip) {
+      for (const auto& k : entry_->xfail) {
+        if (!k.applies(target_.name, dtype_label_, target_.macos_major, target_.torch_version)) continue;
+        const bool failed = r_.verdict != Verdict::kPass && r_.verdict != Verdict::kFallback;
+        r_.message = failed ? fmt::format("expected failure ({}): {}", k.reason, r_.message)
+                            : fmt::format("passed, though the spec expects a failure: {}", k.reason);
+        r_.verdict = failed ? Verdict::kXfail : Verdict::kXpass;
+        break;
+      }
+    }
+  }
+
+  const ProbeTarget& target_;
+  const Spec& spec_;
+  const std::string op_name_, dtype_label_;
+  const std::function<void()> before_target_;
+  c10::optional<c10::OperatorHandle> op_;  // what findOp() gives, in either libtorch
+  const OpSpec* entry_ = nullptr;
+  std::optional<c10::ScalarType> dtype_;
+  bool looked_up_ = false, reached_target_ = false;
+  ProbeResult r_;
+  bool any_run_ = false, crashed_ = false, synthesized_ = false;
+  std::string skip_reason_;
+  std::deque<SampleInputs> recorded_inputs_;
+  std::unique_ptr<StagedSamples> recorded_staged_;  // the recordings' samples, waiting for the turn
+  std::vector<Synthesis> variants_;
+  std::vector<Slot> slots_;
+  std::chrono::steady_clock::duration spent_{};
+  size_t slots_run_ = 0;  // the slots whose samples got as far as the target in a turn
+
+  // Runs `f`, counting its time as this probe's.
+  void timed(const std::function<void()>& f) {
+    const auto begun = std::chrono::steady_clock::now();
+    f();
+    spent_ += std::chrono::steady_clock::now() - begun;
+  }
+};
+
+}  // namespace
+
+std::vector<ProbeResult> probe_ops(const ProbeTarget& target, const Spec& spec,
+                                   const std::vector<ProbeRequest>& requests, const ProbeMark& mark) {
+  std::deque<OpProbe> probes;
+  std::vector<std::optional<std::pair<size_t, int>>> remembered;  // synthesis's memory before each probe
+  const size_t caught_before = faults_caught();
+  for (size_t k = 0; k < requests.size(); ++k) {
+    if (mark) mark(k, ProbeStage::kReference);
+    const auto& memory = synthesis_memory();
+    const auto it = memory.find(requests[k].op);
+    remembered.push_back(it == memory.end() ? std::nullopt : std::make_optional(it->second));
+    probes.emplace_back(target, spec, requests[k].op, requests[k].dtype, [&mark, k] {
+      if (mark) mark(k, ProbeStage::kTarget);
+    });
+    probes.back().start(target.in_turns);
+    if (faults_caught() != caught_before) break;
+  }
+  std::vector<c10::Device> turn;
+  // A process that dies while it copies the turn's inputs in or its outputs back names no probe.
+  if (mark && probes.size() > 1) mark(0, ProbeStage::kTurn);
+  if (target.in_turns) {
+    for (auto& p : probes) p.inputs_on_target();
+  }
+  for (size_t k = 0; target.in_turns && k < probes.size(); ++k) {
+    if (mark) mark(k, ProbeStage::kReference);
+    probes[k].run_on_target();
+    if (faults_caught() == caught_before || k + 1 == probes.size()) continue;
+    // A fault caught ends the turn here (Note [Probes in one turn]): the probes after it go as if not begun.
+    auto& memory = synthesis_memory();
+    if (remembered[k + 1]) {
+      memory[requests[k + 1].op] = *remembered[k + 1];
+    } else {
+      memory.erase(requests[k + 1].op);
+    }
+    while (probes.size() > k + 1) probes.pop_back();
+  }
+  if (mark && probes.size() > 1) mark(0, ProbeStage::kTurn);
+  if (target.in_turns) {
+    for (auto& p : probes) p.copy_back(turn);
+  }
+  const auto begun = std::chrono::steady_clock::now();
+  const std::exception_ptr turn_error = wait_for_devices(turn);
+  const double share = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count() /
+                       static_cast<double>(probes.size());
+  std::vector<ProbeResult> results;
+  for (size_t k = 0; k < probes.size(); ++k) {
+    if (mark && probes.size() > 1) mark(k, probes[k].reached_target() ? ProbeStage::kTarget : ProbeStage::kReference);
+    results.push_back(probes[k].finish(turn_error, share));
+  }
+  return results;
+}
+
+void forget_operators() {
+  synthesis_memory().clear();
+  accepted_in().clear();
+}
+
+ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op, const std::string& dtype,
+                     const std::function<void()>& before_target) {
+  return probe_ops(target, spec, {{op, dtype}},
+                   [&](size_t, ProbeStage stage) {
+                     if (stage == ProbeStage::kTarget && before_target) before_target();
+                   })
+      .front();
 }
 
 }  // namespace mps_audit

@@ -23,9 +23,10 @@ struct ProbeTarget {
   c10::Device device = c10::Device(c10::kCPU);
   int macos_major = 0;        // of the (real or emulated) MPS device; 0 for other targets
   std::string torch_version;  // of the linked libtorch, for the spec's conditions
-  // A probe's recorded samples run each stage together: every operator before any output is copied back (Note
-  // [Samples in one round trip] in probe_op.cc). The run sets it for CUDA.
-  bool samples_together = false;
+  // A device shared in turns: a probe's recorded samples, and the probes a worker is handed together, run each stage
+  // together, every operator before any output is copied back, with one wait (Note [Samples in one round trip] and
+  // Note [Probes in one turn] in probe_op.cc). The run sets it for CUDA.
+  bool in_turns = false;
 };
 
 // The tolerance a comparison uses: the spec's for the operator and dtype, else (nullopt) each output's dtype's
@@ -37,13 +38,32 @@ std::optional<Tolerance> comparison_tolerance(const Tolerance* spec_tolerance, c
 // The first line of what an exception says; for a c10::Error, without the C++ backtrace libtorch appends.
 std::string error_text(const std::exception& e);
 
-// `before_target` is called after the CPU reference, just before each run on the target, so that a worker can
-// tell its parent which side a crash or hang happened on.
+// Where a probe is, for a worker's parent to tell a crash or a hang of the CPU reference from one on the target, and
+// from one while a turn's outputs are copied back (Note [Worker protocol] in runner.cc).
+enum class ProbeStage { kReference, kTarget, kTurn };
+using ProbeMark = std::function<void(size_t probe, ProbeStage stage)>;
+
+struct ProbeRequest {
+  std::string op, dtype;
+};
 // For CompareMode::kIndicesByValues: the first tensor argument, the `dim` argument, and which outputs (in the order
 // the prober compares them: returns, then written arguments) are indices: returns named so, the written arguments
 // that alias them (max.dim_max names its indices argument max_values), and every output of an arg* operator.
 IndexSource index_source(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args);
 
+// Probes `requests` (the dtypes of one operator, in order), in one turn on a target that has them
+// (ProbeTarget::in_turns): each up to its outputs' copies back, one wait, then each one's comparison. The turn ends
+// with a probe in which a fault was caught (Note [Caught faults]): the records are those of the probes run, in order.
+// `mark(k, stage)` is called as probe k begins (kReference), before each of its runs on the target (kTarget), and,
+// with more than one probe, before the wait (kTurn, k = 0) and before each probe's comparison.
+std::vector<ProbeResult> probe_ops(const ProbeTarget& target, const Spec& spec,
+                                   const std::vector<ProbeRequest>& requests, const ProbeMark& mark = {});
+
+// Forgets what the probes of this process learnt of each operator (the synthesis that worked, the first dtype whose
+// inputs the CPU took), as a new worker knows nothing; for tests.
+void forget_operators();
+
+// One probe. `before_target` is called after the CPU reference, just before each run on the target.
 ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op, const std::string& dtype,
                      const std::function<void()>& before_target = {});
 

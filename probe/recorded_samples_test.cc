@@ -164,7 +164,7 @@ TEST(Recordings, SamplesRunTogetherGiveTheRecordsOfSamplesRunOneByOne) {
   ProbeTarget alone;
   alone.name = "cpu";
   ProbeTarget together = alone;
-  together.samples_together = true;
+  together.in_turns = true;
   size_t with_several = 0;
   for (const char* op : {"aten::add.Tensor", "aten::mm", "aten::max.dim", "aten::sort", "aten::cumsum", "aten::abs_",
                          "aten::topk", "aten::linalg_inv", "aten::addmm.out"}) {
@@ -184,6 +184,70 @@ TEST(Recordings, SamplesRunTogetherGiveTheRecordsOfSamplesRunOneByOne) {
   }
   set_recordings_choice("");
   EXPECT_GT(with_several, 5u);  // the stages did run together
+}
+
+// An overload's dtypes probed in one turn (every probe's operators run before any comparison, as on CUDA: Note
+// [Probes in one turn] in probe/probe_op.cc) get the records they get one probe after another: with recorded samples,
+// and synthesized, where each dtype starts from the shape that worked in the one before and a dtype the CPU rejects
+// says which dtype it took (Note [Rejected in one dtype]).
+TEST(Recordings, ProbesInOneTurnGiveTheRecordsOfProbesOneByOne) {
+  const std::string path = default_recordings_path();
+  if (path.empty()) GTEST_SKIP() << "no recorded samples shipped for this libtorch";
+  const Spec spec = parse_spec("", "s.yaml", {});
+  ProbeTarget alone;
+  alone.name = "cpu";
+  ProbeTarget turns = alone;
+  turns.in_turns = true;
+  const std::vector<std::string> dtypes = {"float32", "int64", "bool", "float16", "complex64"};
+  size_t compared = 0, remembered = 0;
+  for (const std::string& samples : {path, std::string("none")}) {
+    set_recordings_choice(samples);
+    for (const char* op :
+         {"aten::add.Tensor", "aten::mm", "aten::max.dim", "aten::sort", "aten::cumsum", "aten::linalg_cholesky",
+          "aten::linalg_inv", "aten::addmm.out", "aten::conv2d", "aten::nonzero"}) {
+      // Each way begins with what a new worker knows of the operator: nothing.
+      forget_operators();
+      std::vector<ProbeResult> one_by_one;
+      for (const auto& dtype : dtypes) one_by_one.push_back(probe_op(alone, spec, op, dtype));
+      forget_operators();
+      std::vector<ProbeRequest> requests;
+      for (const auto& dtype : dtypes) requests.push_back({op, dtype});
+      std::vector<std::pair<size_t, ProbeStage>> marks;
+      const std::vector<ProbeResult> together =
+          probe_ops(turns, spec, requests, [&](size_t k, ProbeStage stage) { marks.emplace_back(k, stage); });
+      ASSERT_EQ(together.size(), dtypes.size());
+      // The turn's stages (Note [Probes in one turn]): every probe began before the turn's inputs went in, and
+      // those that reached the target ran there after that and before the copies back and the wait.
+      const auto turn_mark = std::make_pair(size_t{0}, ProbeStage::kTurn);
+      const auto inputs = std::find(marks.begin(), marks.end(), turn_mark);
+      ASSERT_NE(inputs, marks.end()) << op;
+      const auto wait = std::find(std::next(inputs), marks.end(), turn_mark);
+      ASSERT_NE(wait, marks.end()) << op;
+      for (size_t k = 0; k < dtypes.size(); ++k) {
+        EXPECT_NE(std::find(marks.begin(), inputs, std::make_pair(k, ProbeStage::kReference)), inputs)
+            << op << " " << k;
+        if (together[k].verdict == Verdict::kSkip) continue;
+        EXPECT_NE(std::find(inputs, wait, std::make_pair(k, ProbeStage::kTarget)), wait) << op << " " << k;
+      }
+      for (size_t k = 0; k < dtypes.size(); ++k) {
+        const ProbeResult& a = one_by_one[k];
+        const ProbeResult& b = together[k];
+        SCOPED_TRACE(std::string(op) + " " + dtypes[k] + " samples " + samples);
+        EXPECT_EQ(to_string(a.verdict), to_string(b.verdict));
+        EXPECT_EQ(a.message, b.message);
+        EXPECT_EQ(a.sample, b.sample);
+        EXPECT_EQ(a.samples, b.samples);
+        EXPECT_EQ(a.warnings, b.warnings);
+        EXPECT_EQ(a.fallback_ops, b.fallback_ops);
+        EXPECT_EQ(a.mismatches, b.mismatches);
+        ++compared;
+        remembered += a.message.find("the CPU takes this operator's inputs in") != std::string::npos;
+      }
+    }
+  }
+  set_recordings_choice("");
+  EXPECT_EQ(compared, 100u);
+  EXPECT_GT(remembered, 0u);
 }
 
 TEST(Recordings, TheShippedRecordingsOfTheLinkedReleaseLoad) {

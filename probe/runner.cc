@@ -3,13 +3,16 @@
 // Note [Worker protocol]
 // The parent starts N workers (`mps-audit __worker --parent PID`), each with a pipe on its standard input and one
 // on its standard output, and hands out probes: it writes "<i>\t<op>\t<dtype>\n" (i: the probe's index in the plan)
-// to a worker's input, one probe at a time and the next one ahead (Note [Probes sent ahead]); the worker runs them
-// in the order they came. A worker answers on its output with
+// to a worker's input, an overload's probes at a time and the next overload ahead (Note [Probes sent ahead]); a line
+// that ends in "\t+" may join the turn of the line before it (Note [Probes in one turn] in probe/probe_op.cc). The
+// worker runs them in the order they came, and answers each in that order. It writes on its output
 //   env <json>            once, after it set up its target, its spec and recordings (RunEnvironment fields it
 //                         knows); only then does it get work
 //   result <i> <json>     after the probe (a ProbeResult)
-//   retire                before a result, when the probe left the device unusable (see Note [Unusable device]):
-//                         the worker exits after that result, and others take the rest of its work
+//   again <i>             instead of a result, for a probe of a turn after which the device was unusable: the probe
+//                         runs again, alone (Note [Turns that fail])
+//   retire                before the results of a probe or turn that left the device unusable (see Note [Unusable
+//                         device]): the worker exits after them, and others take the rest of its work
 //   finish                before a result, when the worker caught a fault in the probe (Note [Caught faults]): it
 //                         gets the rest of that operator and then no more work: its input is closed, and it exits
 // Work is handed out by operator name: a worker gets every overload and dtype of one operator before the next (its
@@ -21,8 +24,10 @@
 // their worker]), and a new worker starts (Note [Spare workers]). When that happens before the worker marked i as on
 // the target, it was the CPU reference that crashed or hung: i is a skip (no reference), not the target's fault. The
 // mark is a word of memory the parent shares with the worker (descriptor 4, `--state 4`, a file mapped by both): the
-// worker stores i there after each CPU reference, before the run on the target, and the parent reads it only when
-// the worker died or timed out, so that telling the two apart costs neither a system call nor a wake-up per sample.
+// worker stores the probe and its stage there (stage_word(): as it begins a probe, after each CPU reference, before
+// the run on the target; in a turn also while it waits for the turn's outputs), and the parent reads it only when
+// the worker died or timed out, or to see a turn go on (Note [Turns that fail]), so that telling them apart costs
+// neither a system call nor a wake-up per sample.
 // The timer of a probe starts when the worker begins it: when it is sent to an idle worker, or when the result of
 // the probe before it arrives.
 //
@@ -114,7 +119,20 @@ namespace {
 constexpr int kJournalVersion = 1;
 constexpr const char* kLockFile = ".mps-audit.lock";
 constexpr int kLifelineFd = 3;  // the worker's end of its lifeline (Note [Worker protocol])
-constexpr int kStateFd = 4;     // the worker's shared word: the probe on the target (Note [Worker protocol])
+constexpr int kStateFd = 4;     // the worker's shared word: where it is (Note [Worker protocol])
+
+// The shared word: 3 * i + the stage of probe i that the worker is in (ProbeStage); -1 before its first probe.
+int64_t stage_word(long probe, ProbeStage stage) {
+  return 3 * static_cast<int64_t>(probe) + static_cast<int64_t>(stage);
+}
+struct StageMark {
+  long probe = -1;
+  ProbeStage stage = ProbeStage::kReference;
+};
+StageMark read_mark(int64_t word) {
+  if (word < 0) return {};
+  return {static_cast<long>(word / 3), static_cast<ProbeStage>(word % 3)};
+}
 
 std::string registry_key(const std::string& target) {
   if (target == "mps" || target == "mps-emu") return "MPS";
@@ -376,9 +394,10 @@ struct Worker {
   bool ready = false;                 // it said "env": it may get work
   bool said_anything = false;         // for telling a worker that could not start from one that crashed
   long current = -1;                  // the probe it is working on (sent, not answered), or -1
-  long next = -1;                     // the one sent after it, which it reads when that is done, or -1
+  std::deque<size_t> ahead;           // those sent after it, in order, not answered (Note [Probes sent ahead])
   long last_sent = -1;                // the last probe sent to it (whose overload it is busy with)
-  std::shared_ptr<SharedWord> state;  // the probe the worker marked as on the target; kept across restarts
+  long seen = -1;                     // the last probe of `ahead` it was seen to begin, or -1
+  std::shared_ptr<SharedWord> state;  // where the worker is: a probe and its stage (Note [Worker protocol])
   bool retiring = false;              // it said "retire": it gets no more work and exits after its result
   bool finishing = false;             // it said "finish": it gets the rest of its operator only
   std::deque<size_t> todo;            // the rest of its operator's probes
@@ -460,9 +479,7 @@ class Pool {
     workers_.assign(jobs + std::max<size_t>(1, jobs / 4), Worker{});
     const size_t first = workers_started_first(device_for(target_), jobs);
     for (size_t k = 0; k < first; ++k) start(workers_[k]);
-    auto record = [&](Worker& w, ProbeResult r) {
-      const size_t i = static_cast<size_t>(w.current);
-      w.current = -1;
+    auto record = [&](size_t i, ProbeResult r) {
       r.op = plan_[i].op;
       r.dtype = plan_[i].dtype;
       on_result(i, r);
@@ -518,20 +535,22 @@ class Pool {
           ended(w, record);  // end of output: the worker exited
           continue;
         }
+        if (w.current >= 0) note_progress(w, now);
         if (w.current >= 0 && std::chrono::duration<double>(now - w.started).count() > options_.timeout_s) {
           const bool finishing = w.finishing;
+          const StageMark at = blame(w);
           kill_and_let_go(w);
-          if (finishing) {
-            retry_elsewhere(w);
+          if (finishing || at.stage == ProbeStage::kTurn) {  // Note [Probes after a caught fault], [Turns that fail]
+            requeue_rest(w);
             continue;
           }
-          const bool on_target = w.state->word().load() == w.current;
+          const bool on_target = at.stage == ProbeStage::kTarget;
           ProbeResult r;
           r.verdict = on_target ? Verdict::kTimeout : Verdict::kSkip;
           r.message = on_target ? fmt::format("no result after {:g} s; the worker was killed", options_.timeout_s)
                                 : fmt::format("no reference: the CPU run did not finish in {:g} s", options_.timeout_s);
           r.seconds = options_.timeout_s;
-          record(w, r);
+          record(take_out(w, at.probe), r);
           requeue_rest(w);
         }
       }
@@ -545,7 +564,7 @@ class Pool {
   // the pool keeps a quarter as many workers again as --jobs (at least one) started and idle: a dead worker's work
   // goes to one that is ready, and the new start happens meanwhile. At most --jobs workers probe at once; the
   // spares are told to exit when nothing is left to hand out. A run in which no worker dies starts no spare.
-  bool busy(const Worker& w) const { return w.alive() && (w.current >= 0 || w.next >= 0 || !w.todo.empty()); }
+  bool busy(const Worker& w) const { return w.alive() && (w.current >= 0 || !w.ahead.empty() || !w.todo.empty()); }
 
   // Starts workers while there is work that no running worker holds: up to --jobs, and the spares once a worker
   // has died; near the end of a run, only those that pay (Note [Starts that pay]).
@@ -603,14 +622,16 @@ class Pool {
     pending_.pop_front();
   }
 
-  // Hands a ready worker its next probe, or closes its input when there is none (it then exits). A worker without
+  // Hands a ready worker its next probes, or closes its input when there are none (it then exits). A worker without
   // an operator takes the next one only while fewer than --jobs workers are busy; otherwise it waits.
   // Note [Probes sent ahead]
-  // A worker busy with a probe of an operator is sent that operator's next probe already, so that it finds it
-  // waiting when it is done instead of waiting for the parent to read its result and answer: a wake-up of another
-  // process per probe, which on an idle core of a virtual machine takes longer than a small probe itself. The probe
-  // sent ahead has not begun until the one before it has a result: when the worker dies or retires first, it goes
-  // back to the queue.
+  // A worker is sent every dtype of the overload it begins at once, and while it holds no other, the next overload
+  // of its operator, so that it finds its next probes waiting when it is done instead of waiting for the parent to
+  // read its results and answer: a wake-up of another process per probe, which on an idle core of a virtual machine
+  // takes longer than a small probe itself; and so that a worker on CUDA has an overload's probes to run in one turn
+  // (Note [Probes in one turn] in probe/probe_op.cc). A probe sent ahead has not begun until the one before it has a
+  // result (or the worker was seen to begin it, in a turn): when the worker dies or retires first, it goes back to
+  // the queue.
   void dispatch(Worker& w) {
     if (!w.alive() || !w.ready || w.in_fd < 0 || w.retiring) return;
     if (w.current < 0) {
@@ -627,10 +648,17 @@ class Pool {
         let_go(w);
         return;
       }
-      w.started = std::chrono::steady_clock::now();
-      w.current = send(w);
+      send_overload(w);
+      begin_next(w);
     }
-    if (w.next < 0 && !w.todo.empty() && w.in_fd >= 0) w.next = send(w);
+    if (w.in_fd >= 0 && !w.todo.empty() && plan_[w.last_sent].op == plan_[w.current].op) send_overload(w);
+  }
+
+  // The probe sent after the current one, if any, becomes the current one, and begins now.
+  static void begin_next(Worker& w) {
+    w.current = w.ahead.empty() ? -1 : static_cast<long>(w.ahead.front());
+    if (!w.ahead.empty()) w.ahead.pop_front();
+    w.started = std::chrono::steady_clock::now();
   }
 
   size_t working() const {
@@ -665,18 +693,34 @@ class Pool {
     from->todo.erase(from->todo.end() - static_cast<long>(best), from->todo.end());
   }
 
-  // Writes the first probe of the worker's operator to its input; returns the probe's index.
-  long send(Worker& w) {
-    const size_t i = w.todo.front();
-    w.last_sent = static_cast<long>(i);
-    const std::string line = fmt::format("{}\t{}\t{}\n", i, plan_[i].op, plan_[i].dtype);
-    w.todo.pop_front();
-    // A line this short is written whole or not at all; a worker that died meanwhile shows as the end of its output.
-    if (::write(w.in_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-      ::close(w.in_fd);
-      w.in_fd = -1;
+  // Writes the probes of the next overload in the worker's list to its input, with one write, after those sent
+  // before: the first line begins a turn, and the others join it ("\t+"; Note [Probes in one turn] in
+  // probe/probe_op.cc).
+  void send_overload(Worker& w) {
+    const std::string op = plan_[w.todo.front()].op;
+    std::vector<size_t> probes;
+    while (!w.todo.empty() && plan_[w.todo.front()].op == op) {
+      probes.push_back(w.todo.front());
+      w.todo.pop_front();
     }
-    return static_cast<long>(i);
+    std::string text;
+    for (size_t k = 0; k < probes.size(); ++k) {
+      const size_t i = probes[k];
+      text += fmt::format("{}\t{}\t{}{}\n", i, op, plan_[i].dtype, k > 0 ? "\t+" : "");
+      w.ahead.push_back(i);
+      w.last_sent = static_cast<long>(i);
+    }
+    // A worker that died meanwhile shows as the end of its output.
+    for (size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(w.in_fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(w.in_fd);
+        w.in_fd = -1;
+        return;
+      }
+      done += static_cast<size_t>(n);
+    }
   }
 
   template <typename E, typename R>
@@ -701,15 +745,12 @@ class Pool {
         r.verdict = Verdict::kError;
         r.message = std::string("unreadable result from the worker: ") + e.what();
       }
-      record(w, r);
-      // The probe sent ahead begins now, unless the worker retires (then it never reads it).
-      if (w.next >= 0 && w.retiring) {
-        w.todo.push_front(static_cast<size_t>(w.next));
-      } else if (w.next >= 0) {
-        w.current = w.next;
-        w.started = std::chrono::steady_clock::now();
-      }
-      w.next = -1;
+      const size_t i = static_cast<size_t>(w.current);
+      begin_next(w);  // a worker that retires never begins it: it goes back to the queue when the worker has exited
+      record(i, r);
+    } else if (line.rfind("again ", 0) == 0 && w.current >= 0) {
+      push_pending({static_cast<size_t>(w.current)});  // Note [Turns that fail]
+      begin_next(w);
     }
   }
 
@@ -728,45 +769,84 @@ class Pool {
     const bool retired = w.retiring, finishing = w.finishing;
     w.pid = -1;
     release(w);
+    if (w.current < 0 && !w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+      throw UserError(fmt::format("a worker could not start: {}", last_log_line()));
+    }
+    // It retired after its last result: what it was sent after that goes back to the queue.
+    if (retired) {
+      requeue_rest(w);
+      return;
+    }
+    // Ended between two probes: we closed its input, or someone else killed it; then the rest of its operator goes
+    // back to the queue, for another worker.
     if (w.current < 0) {
-      if (!w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-        throw UserError(fmt::format("a worker could not start: {}", last_log_line()));
-      }
-      // Ended between two probes: we closed its input, it retired, or someone else killed it; then the rest of its
-      // operator goes back to the queue, for another worker.
-      if (retired) {
-        requeue_rest(w);
-      } else if (!w.todo.empty()) {
+      if (!w.todo.empty()) {
         push_pending({w.todo.begin(), w.todo.end()});
         w.todo.clear();
       }
       return;
     }
-    if (finishing) {
-      retry_elsewhere(w);
+    const StageMark at = blame(w);
+    if (finishing || at.stage == ProbeStage::kTurn) {  // Note [Probes after a caught fault], [Turns that fail]
+      requeue_rest(w);
       return;
     }
     ProbeResult r;
     const std::string how = WIFSIGNALED(status)
                                 ? fmt::format("died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
                                 : fmt::format("exited with status {}", WEXITSTATUS(status));
-    const bool on_target = w.state->word().load() == w.current;
+    const bool on_target = at.stage == ProbeStage::kTarget;
     r.verdict = on_target ? Verdict::kCrash : Verdict::kSkip;
     r.message = on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
-    record(w, r);
+    record(take_out(w, at.probe), r);
     requeue_rest(w);
   }
 
   // Note [Probes after a caught fault]
-  // A worker that caught a fault (Note [Caught faults]) goes on with the rest of that operator, in a process the
-  // fault may have left in an unknown state: a lock its abandoned frames held, say. So when it hangs or dies there,
-  // the probe is not recorded: it goes back to the front of the queue and runs again in a new worker, whose verdict
-  // is the record (a probe that hangs anywhere costs the time limit twice).
-  void retry_elsewhere(Worker& w) {
-    const size_t i = static_cast<size_t>(w.current);
-    w.current = -1;
-    requeue_rest(w);
-    push_pending({i});
+  // A worker that caught a fault (Note [Caught faults]) goes on with the rest of that operator, one probe at a time,
+  // in a process the fault may have left in an unknown state: a lock its abandoned frames held, say. So when it hangs
+  // or dies there, the probe is not recorded: it goes back to the front of the queue and runs again in a new worker,
+  // whose verdict is the record (a probe that hangs anywhere costs the time limit twice).
+
+  // Note [Turns that fail]
+  // A worker on CUDA runs an overload's probes in one turn (Note [Probes in one turn] in probe/probe_op.cc) and
+  // answers when the turn is done. Its shared word says where it is: the probe it began last, and whether in its CPU
+  // reference, on the target, or waiting for the turn's outputs. A worker that dies or hangs in a probe's reference or
+  // on its target gets that probe recorded, as alone; the others of the turn, done or not, run again elsewhere, one
+  // by one. One that dies or hangs while its turn's outputs are copied back, or whose device is unusable after a
+  // turn in which probes failed (the device may have failed in any of them: its errors come at the wait, and every
+  // probe whose outputs it held reports them), names no probe: the probes it cannot vouch for ("again") run again,
+  // each alone in a worker of its own turn, where the one that breaks the device is found out. The time limit of a
+  // turn's probe runs from when the worker was seen to begin it.
+
+  // Where the worker that died or was killed was: the probe and stage it marked last, when it holds that probe (the
+  // current one, or one sent after it, which a turn reaches before the current one has its result); else the current
+  // one, before its CPU reference.
+  StageMark blame(const Worker& w) const {
+    const StageMark m = read_mark(w.state->word().load());
+    if (m.probe >= 0 && (m.probe == w.current || std::find(w.ahead.begin(), w.ahead.end(), m.probe) != w.ahead.end())) {
+      return m;
+    }
+    return {w.current, ProbeStage::kReference};
+  }
+
+  // A worker in a turn answers at its end: the time limit of a probe it was seen to begin runs from then.
+  static void note_progress(Worker& w, std::chrono::steady_clock::time_point now) {
+    const StageMark m = read_mark(w.state->word().load());
+    if (m.probe >= 0 && m.probe != w.seen && std::find(w.ahead.begin(), w.ahead.end(), m.probe) != w.ahead.end()) {
+      w.seen = m.probe;
+      w.started = now;
+    }
+  }
+
+  // Takes probe i out of what the worker holds, for a record; returns i.
+  static size_t take_out(Worker& w, long i) {
+    if (w.current == i) {
+      w.current = -1;
+    } else {
+      w.ahead.erase(std::remove(w.ahead.begin(), w.ahead.end(), static_cast<size_t>(i)), w.ahead.end());
+    }
+    return static_cast<size_t>(i);
   }
 
   // Note [Probes that end their worker]
@@ -775,9 +855,12 @@ class Pool {
   // GPU). Its other probes go back to the front of the queue one by one, for whichever workers come free first, so
   // that those starts happen side by side instead of one after another in one worker.
   void requeue_rest(Worker& w) {
-    if (w.next >= 0) w.todo.push_front(static_cast<size_t>(w.next));  // sent ahead, never begun
-    w.next = -1;
-    for (auto it = w.todo.rbegin(); it != w.todo.rend(); ++it) push_pending({*it});
+    std::deque<size_t> rest = std::move(w.ahead);  // sent, without a record
+    if (w.current >= 0) rest.push_front(static_cast<size_t>(w.current));
+    rest.insert(rest.end(), w.todo.begin(), w.todo.end());
+    for (auto it = rest.rbegin(); it != rest.rend(); ++it) push_pending({*it});
+    w.current = -1;
+    w.ahead.clear();
     w.todo.clear();
     worker_died_ = true;
   }
@@ -905,7 +988,8 @@ class Pool {
     w.in_fd = to_worker[1];
     w.out_fd = from_worker[0];
     w.lifeline_fd = lifeline[1];
-    w.current = w.next = w.last_sent = -1;
+    w.current = w.last_sent = w.seen = -1;
+    w.ahead.clear();
     w.ready = false;
     w.said_anything = false;
     w.forked = std::chrono::steady_clock::now();
@@ -1096,26 +1180,55 @@ class LineReader {
   // The next line without its newline; nullopt when the input has closed.
   std::optional<std::string> next() {
     for (;;) {
-      const size_t nl = buffer_.find('\n', start_);
-      if (nl != std::string::npos) {
-        std::string line = buffer_.substr(start_, nl - start_);
-        start_ = nl + 1;
-        return line;
-      }
-      buffer_.erase(0, start_);
-      start_ = 0;
-      char chunk[4096];
-      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return std::nullopt;
-      buffer_.append(chunk, static_cast<size_t>(n));
+      if (auto line = take_line()) return line;
+      if (!read_more(/*wait=*/true)) return std::nullopt;
     }
   }
 
+  // The next line if it is here already (sent, whether read yet or not) and `wanted`; else nullopt, and the line
+  // stays for next().
+  std::optional<std::string> next_here(const std::function<bool(const std::string&)>& wanted) {
+    if (buffer_.find('\n', start_) == std::string::npos) read_more(/*wait=*/false);
+    const size_t nl = buffer_.find('\n', start_);
+    if (nl == std::string::npos || !wanted(buffer_.substr(start_, nl - start_))) return std::nullopt;
+    return take_line();
+  }
+
  private:
+  std::optional<std::string> take_line() {
+    const size_t nl = buffer_.find('\n', start_);
+    if (nl == std::string::npos) return std::nullopt;
+    std::string line = buffer_.substr(start_, nl - start_);
+    start_ = nl + 1;
+    return line;
+  }
+
+  // Reads what there is, waiting for it or not; false at the end of the input.
+  bool read_more(bool wait) {
+    buffer_.erase(0, start_);
+    start_ = 0;
+    if (closed_) return false;
+    for (;;) {
+      if (!wait) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0) return true;
+      }
+      char chunk[4096];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        closed_ = true;
+        return false;
+      }
+      buffer_.append(chunk, static_cast<size_t>(n));
+      return true;
+    }
+  }
+
   int fd_;
   std::string buffer_;
   size_t start_ = 0;
+  bool closed_ = false;
 };
 
 // Waits on a thread of its own for the lifeline (a pipe whose other end only the parent holds, and never writes) to
@@ -1584,6 +1697,23 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   return exit_code;
 }
 
+namespace {
+
+// A line of a worker's work (Note [Worker protocol]).
+struct WorkLine {
+  long index = -1;
+  std::string op, dtype;
+  bool joins = false;  // it may join the turn of the line before it
+};
+
+std::optional<WorkLine> parse_work_line(const std::string& line) {
+  const std::vector<std::string> fields = split_list(line, '\t');
+  if (fields.size() < 3) return std::nullopt;
+  return WorkLine{std::atol(fields[0].c_str()), fields[1], fields[2], fields.size() > 3 && fields[3] == "+"};
+}
+
+}  // namespace
+
 std::optional<std::string> device_unusable(const c10::Device& device) {
   if (device.is_cpu() || device.is_meta()) return std::nullopt;
   try {
@@ -1637,7 +1767,9 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   target.name = o.target;
   target.device = device_for(o.target);
   target.torch_version = compat::kTorchVersion;
-  target.samples_together = target.device.is_cuda();
+  // Turns on CUDA (Note [Probes in one turn]); MPS_AUDIT_IN_TURNS=1 or 0 sets them on any target, to compare.
+  const char* in_turns = std::getenv("MPS_AUDIT_IN_TURNS");
+  target.in_turns = in_turns && *in_turns ? std::string(in_turns) == "1" : target.device.is_cuda();
   if (o.target == "mps-emu") target.macos_major = o.emu_macos;
   if (o.target == "mps") target.macos_major = macos_major_version();
   env.device = target.device.str();
@@ -1667,18 +1799,33 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   const Spec& spec = o.run_spec ? *o.run_spec : *loaded;
   out << "env " << to_json(env).dump() << "\n" << std::flush;
   LineReader work(STDIN_FILENO);
+  std::deque<WorkLine> held;  // handed out, not run yet
+  bool caught_any = false;    // one probe at a time after a caught fault (Note [Probes after a caught fault])
   for (;;) {
-    const std::optional<std::string> next = work.next();
-    if (!next) std::_Exit(kExitOk);  // the parent is done with us (static destructors may be slow or unsafe)
-    const std::string& line = *next;
-    const size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
-    if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
-    const std::string i = line.substr(0, tab1);
-    const long index = std::atol(i.c_str());
+    while (held.empty()) {
+      const std::optional<std::string> next = work.next();
+      if (!next) std::_Exit(kExitOk);  // the parent is done with us (static destructors may be slow or unsafe)
+      if (auto line = parse_work_line(*next)) held.push_back(*line);
+    }
+    // The probes that join this one's turn (Note [Probes in one turn]), as far as they are here already.
+    while (target.in_turns && !caught_any) {
+      std::optional<WorkLine> joining;
+      const auto joins = [&](const std::string& text) {
+        joining = parse_work_line(text);
+        return joining && joining->joins;
+      };
+      if (!work.next_here(joins)) break;
+      held.push_back(*joining);
+    }
+    const size_t count = target.in_turns && !caught_any ? held.size() : 1;
+    std::vector<ProbeRequest> requests;
+    for (size_t k = 0; k < count; ++k) requests.push_back({held[k].op, held[k].dtype});
     const size_t caught_before = faults_caught();
-    const ProbeResult r = probe_op(target, spec, line.substr(tab1 + 1, tab2 - tab1 - 1), line.substr(tab2 + 1), [&] {
-      if (on_target) on_target->store(index, std::memory_order_relaxed);
+    const std::vector<ProbeResult> results = probe_ops(target, spec, requests, [&](size_t k, ProbeStage stage) {
+      if (on_target) on_target->store(stage_word(held[k].index, stage), std::memory_order_relaxed);
     });
+    const bool caught = faults_caught() != caught_before;
+    caught_any = caught_any || caught;
     // Note [Unusable device]
     // Some device errors are sticky: after an illegal memory access, every later CUDA call of the process fails with
     // the same error, so every later probe of this worker would report it. The error may also surface only at the
@@ -1686,21 +1833,31 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     // checks that it still works; when it does not, the probe's record says so and the worker retires. On CUDA a
     // stream that has run everything queued on it, without an error, says so without the check's own turn on the GPU
     // (known_usable()): most failed probes were refused before anything ran on the device, and the default audit has
-    // about 1,800 failed probes.
-    ProbeResult checked = r;
-    const bool caught = faults_caught() != caught_before;
-    bool retire = false;
-    if (r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback && r.verdict != Verdict::kSkip &&
-        !known_usable(target.device)) {
-      if (auto broken = device_unusable(target.device)) {
-        checked.message += fmt::format(" (and the device was unusable after it: {})", *broken);
-        retire = true;
-      }
+    // about 1,800 failed probes. After a turn of several probes, it cannot say which of them broke the device: those
+    // that failed run again, each alone (Note [Turns that fail]).
+    const auto failed = [](const ProbeResult& r) {
+      return r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback && r.verdict != Verdict::kSkip;
+    };
+    std::optional<std::string> broken;
+    if (std::any_of(results.begin(), results.end(), failed) && !known_usable(target.device)) {
+      broken = device_unusable(target.device);
     }
-    if (retire) out << "retire\n";
-    if (caught && !retire) out << "finish\n";
-    out << "result " << i << " " << to_json(checked).dump() << "\n" << std::flush;
-    if (retire) std::_Exit(kExitOk);  // with the device broken, releasing its memory could abort
+    if (broken) out << "retire\n";
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (broken && results.size() > 1 && failed(results[k])) {
+        out << "again " << held[k].index << "\n";
+        continue;
+      }
+      ProbeResult checked = results[k];
+      if (broken && failed(checked)) {
+        checked.message += fmt::format(" (and the device was unusable after it: {})", *broken);
+      }
+      if (caught && !broken && k + 1 == results.size()) out << "finish\n";
+      out << "result " << held[k].index << " " << to_json(checked).dump() << "\n";
+    }
+    out << std::flush;
+    if (broken) std::_Exit(kExitOk);  // with the device broken, releasing its memory could abort
+    held.erase(held.begin(), held.begin() + static_cast<long>(results.size()));
   }
 }
 

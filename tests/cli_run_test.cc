@@ -279,6 +279,53 @@ TEST(CliRun, AProbeThatHangsAfterACaughtFaultRunsAgainInANewWorker) {
   EXPECT_EQ(run.doc["run"]["finished"], 6);
 }
 
+// Probes run in turns (Note [Probes in one turn] in probe/probe_op.cc, on CUDA; MPS_AUDIT_IN_TURNS=1 here) get the
+// records they get one at a time, whatever fails in a turn: a crash, a hang and a fault caught are the probe's own
+// (bool, which the CPU rejects for these operators, comes first in each turn, so they fail in its second probe),
+// and a device left unusable in a turn makes its failed probes run again, each alone, where the one that broke the
+// device is found out (Note [Turns that fail] in probe/runner.cc).
+TEST(CliRun, FailuresInATurnAreThoseOfTheProbesOneAtATime) {
+  std::string faults =
+      "MPS_AUDIT_EMU_FAULTS=aten::floor=crash,aten::ceil=hang,aten::abs=poison,aten::round=throw,aten::trunc=wrong";
+#ifdef __linux__
+  faults += ",aten::neg=touch";
+#endif
+  const std::vector<std::string> args = {"--ops",     "^aten::(abs|ceil|floor|neg|relu|round|sigmoid|trunc)$",
+                                         "--dtypes",  "bool,float32,float16,int32",
+                                         "-j",        "2",
+                                         "--samples", "none",
+                                         "--timeout", "2"};
+  TempDir one_at_a_time, turns;
+  const RunOutcome a = run_emulated(one_at_a_time, args, {faults, "MPS_AUDIT_IN_TURNS=0"});
+  const RunOutcome b = run_emulated(turns, args, {faults, "MPS_AUDIT_IN_TURNS=1"});
+  ASSERT_EQ(a.result.exit_code, 0) << a.result.err;
+  ASSERT_EQ(b.result.exit_code, 0) << b.result.err;
+  ASSERT_EQ(a.doc["results"].size(), 32u);
+  ASSERT_EQ(b.doc["results"].size(), 32u);
+  for (size_t i = 0; i < a.doc["results"].size(); ++i) {
+    const auto& x = a.doc["results"][i];
+    const auto& y = b.doc["results"][i];
+    ASSERT_EQ(x["op"], y["op"]);
+    ASSERT_EQ(x["dtype"], y["dtype"]);
+    EXPECT_EQ(x["verdict"], y["verdict"]) << x["op"] << " " << x["dtype"];
+    EXPECT_EQ(x["message"], y["message"]) << x["op"] << " " << x["dtype"];
+    EXPECT_EQ(x["sample"], y["sample"]) << x["op"] << " " << x["dtype"];
+  }
+  for (const char* op : {"aten::abs", "aten::ceil", "aten::floor", "aten::relu", "aten::trunc"}) {
+    EXPECT_EQ(verdict(b, op, "bool"), "skip") << op;
+  }
+  for (const char* dtype : {"float32", "float16", "int32"}) {
+    EXPECT_EQ(verdict(b, "aten::floor", dtype), "crash") << dtype;
+    EXPECT_EQ(verdict(b, "aten::ceil", dtype), "timeout") << dtype;
+    EXPECT_EQ(verdict(b, "aten::abs", dtype), "error") << dtype;
+    EXPECT_NE((*b.find("aten::abs", dtype))["message"].get<std::string>().find("the device was unusable after it"),
+              std::string::npos);
+    EXPECT_EQ(verdict(b, "aten::trunc", dtype), "mismatch") << dtype;
+    EXPECT_EQ(verdict(b, "aten::relu", dtype), "pass") << dtype;
+    EXPECT_EQ(verdict(b, "aten::sigmoid", dtype), "pass") << dtype;
+  }
+}
+
 // However the probes are spread over workers, an idle one taking overloads from a busy one at the end (Note
 // [Overloads for idle workers] in probe/runner.cc), every record is the one a single worker makes: the memory of
 // what the CPU took in an earlier dtype shows in messages ("the CPU takes this operator's inputs in float32 but not
