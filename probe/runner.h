@@ -96,6 +96,11 @@ Journal parse_journal(const std::string& text, const std::string& path);
 // the workers first] in probe/runner.cc).
 size_t workers_started_first(const c10::Device& device, size_t jobs);
 
+// Which of an overload's probes, sent to a worker together with these figures (expected seconds), join the turn of
+// the probe before them (Note [Probes in one turn] in probe/probe_op.cc): all but the first, except a probe expected
+// to take long and the probe after it (Note [Slow probes alone] in probe/runner.cc).
+std::vector<bool> joins_turn(const std::vector<double>& expected);
+
 // After a failed probe, a worker checks its device (Note [Unusable device] in probe/runner.cc). device_unusable()
 // runs a tiny operation there and says why it failed, if it did; the CPU and meta devices are always usable.
 // known_usable() says, without running anything, that the device is usable: on CUDA, when its current stream has

@@ -53,6 +53,17 @@ TEST(WorkerStarts, OnCudaHalfTheWorkersStartFirst) {
   EXPECT_EQ(workers_started_first(c10::Device("meta"), 5), 5u);
 }
 
+// Note [Slow probes alone]: an overload's probes join one turn, but a probe expected to take long runs in a turn of
+// its own.
+TEST(WorkerTurns, SlowProbesRunInTurnsOfTheirOwn) {
+  EXPECT_EQ(joins_turn({}), std::vector<bool>{});
+  EXPECT_EQ(joins_turn({0.001}), std::vector<bool>{false});
+  EXPECT_EQ(joins_turn({0.001, 0.002, 0.0}), (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(joins_turn({0.001, 0.15, 0.002, 0.003}), (std::vector<bool>{false, false, false, true}));
+  EXPECT_EQ(joins_turn({0.4, 0.001, 0.2, 0.3}), (std::vector<bool>{false, false, false, false}));
+  EXPECT_EQ(joins_turn({0.0499, 0.05}), (std::vector<bool>{false, false}));
+}
+
 // Note [Unusable device]: after a failed probe, a worker skips the check's tiny operation only where the device says
 // it has run everything queued without a fault: a CUDA stream that is done. Everywhere else the operation decides.
 TEST(DeviceChecks, OnlyACudaStreamThatRanEverythingIsKnownUsable) {
