@@ -452,6 +452,30 @@ size_t workers_started_first(const c10::Device& device, size_t jobs) {
   return device.is_cuda() ? std::max<size_t>(1, jobs / 2) : jobs;
 }
 
+// Note [Starts that pay]
+// A worker that starts in place of one that ended (or as a spare) is of use only if work is left for it once it is
+// ready. Near the end of a run that is seldom so: the operators left are the cheapest (Note [Slowest operators
+// first] in probe/probe_costs.cc), among them those that kill their worker, and the workers that are left finish
+// them before a new one is ready; on a GPU the new one's CUDA context is set up meanwhile, which holds up the
+// others' work, and taken down when the run ends, one context after another. So once a worker has started in this
+// run (which says what a start takes here), a new one starts only while the work not yet handed out, by the
+// figures that order it (a probe without one counts as the mean of those with one), is more than the workers that
+// can take work would do in that time, counting each one started as one of them; and while fewer than two can take
+// work. A worker that catches a fault ends after its operator (Note [Caught faults]), the cheapest operators at the
+// end of a run hold most of those, and with one worker left its fault left the run with none: nineteen then started
+// at once for 0.04 s of work, and the run waited half a second for their contexts. The order of the work, and so
+// every record, is the same; only which worker runs a probe can change. The warm default audit on CUDA in a new
+// folder (an H100, the release's figures) took 7.25-7.98 s with the first form of this rule against 7.68-8.24 s
+// without it, alternating (docs/benchmarks.md).
+size_t starts_that_pay(double pending_seconds, size_t able, double seconds_per_start, size_t room) {
+  size_t starts = 0;
+  while (starts < room &&
+         (able + starts < 2 || pending_seconds / static_cast<double>(able + starts) > seconds_per_start)) {
+    ++starts;
+  }
+  return starts;
+}
+
 // Note [Slow probes alone]
 // A turn saves each of its probes a turn of the GPU among the processes that share it (Note [Probes in one turn] in
 // probe/probe_op.cc): a few milliseconds at most. A probe expected to take longer gains nothing from one, and the
@@ -592,35 +616,26 @@ class Pool {
     for (const auto& w : workers_) alive += w.alive() ? 1 : 0;
     if (starts_seen_ == 0 && alive > 0) return;  // the others start once one is ready (Note [Half the workers first])
     const size_t wanted = jobs_ + (worker_died_ ? workers_.size() - jobs_ : 0);
-    if (alive >= wanted || !start_pays()) return;
+    if (alive >= wanted) return;
+    size_t starts = wanted - alive;
+    if (starts_seen_ > 0) {
+      starts = starts_that_pay(pending_seconds_, able(), start_seconds_ / static_cast<double>(starts_seen_), starts);
+    }
     for (auto& w : workers_) {
-      if (alive >= wanted) break;
+      if (starts == 0) break;
       if (w.alive()) continue;
       start(w);
-      ++alive;
+      --starts;
     }
   }
 
-  // Note [Starts that pay]
-  // A worker that starts in place of one that ended (or as a spare) is of use only if work is left for it once it is
-  // ready. Near the end of a run that is seldom so: the operators left are the cheapest (Note [Slowest operators
-  // first] in probe/probe_costs.cc), among them those that kill their worker, and the workers that are left finish
-  // them before a new one is ready; on a GPU the new one's CUDA context is set up meanwhile, which holds up the
-  // others' work, and taken down when the run ends, one context after another. So once a worker has started in this
-  // run (which says what a start takes here), a new one starts only while the work not yet handed out, by the
-  // figures that order it (a probe without one counts as the mean of those with one), is more than the workers that
-  // can take work would do in that time, or when no such worker is left. The order of the work, and so every record,
-  // is the same; only which worker runs a probe can change. The warm default audit on CUDA in a new folder (an H100,
-  // the release's figures) took 7.25-7.98 s with this rule against 7.68-8.24 s without it, alternating
-  // (docs/benchmarks.md).
-  bool start_pays() const {
-    if (starts_seen_ == 0) return true;
-    size_t able = 0;
+  // The workers that can take work: alive, starting or ready, and not on their way out.
+  size_t able() const {
+    size_t n = 0;
     for (const auto& w : workers_) {
-      if (w.alive() && !w.ending && !w.retiring && !w.finishing && w.in_fd >= 0) ++able;
+      if (w.alive() && !w.ending && !w.retiring && !w.finishing && w.in_fd >= 0) ++n;
     }
-    if (able == 0) return true;
-    return pending_seconds_ / static_cast<double>(able) > start_seconds_ / static_cast<double>(starts_seen_);
+    return n;
   }
 
   // Queues a group of probes to hand out, at the front (work given back) or the back, and counts its expected seconds.

@@ -96,6 +96,12 @@ Journal parse_journal(const std::string& text, const std::string& path);
 // the workers first] in probe/runner.cc).
 size_t workers_started_first(const c10::Device& device, size_t jobs);
 
+// How many workers to start now, at most `room`, once starts have been seen to take `seconds_per_start` each: those
+// for which `pending_seconds` of work not handed out, shared among the `able` workers that can take it and those
+// started, is more than a start takes, and any that keep two able to take work (Note [Starts that pay] in
+// probe/runner.cc).
+size_t starts_that_pay(double pending_seconds, size_t able, double seconds_per_start, size_t room);
+
 // Which of an overload's probes, sent to a worker together with these figures (expected seconds), join the turn of
 // the probe before them (Note [Probes in one turn] in probe/probe_op.cc): all but the first, except a probe expected
 // to take long and the probe after it (Note [Slow probes alone] in probe/runner.cc).

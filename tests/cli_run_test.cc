@@ -367,8 +367,8 @@ std::vector<std::string> operators_in_arrival_order(const std::string& dir) {
 }
 
 // In a folder with figures, the operators that crash their workers come last, and the work left there pays for no
-// new worker while another can take it (Note [Starts that pay] in probe/runner.cc): one worker, or two, still record
-// every probe as a run in a new folder does, and a worker starts whenever none is left to take the work.
+// new worker while two others can take it (Note [Starts that pay] in probe/runner.cc): one worker, or two, still
+// record every probe as a run in a new folder does, and a worker starts whenever fewer than two are left.
 TEST(CliRun, WorkersThatDieAtTheEndAreReplacedOnlyWhenNoneIsLeft) {
   for (const char* jobs : {"1", "2"}) {
     SCOPED_TRACE(jobs);
