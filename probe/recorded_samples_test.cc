@@ -154,6 +154,17 @@ TEST(Recordings, AnOutVariantReplaysItsFunctionalTwinsRecordings) {
   EXPECT_EQ(mul_out.sample.rfind("recorded", 0), std::string::npos) << mul_out.sample;
 }
 
+// Everything a record says but its seconds is the same in `a` and `b`.
+void expect_same_record(const ProbeResult& a, const ProbeResult& b) {
+  EXPECT_EQ(to_string(a.verdict), to_string(b.verdict));
+  EXPECT_EQ(a.message, b.message);
+  EXPECT_EQ(a.sample, b.sample);
+  EXPECT_EQ(a.samples, b.samples);
+  EXPECT_EQ(a.warnings, b.warnings);
+  EXPECT_EQ(a.fallback_ops, b.fallback_ops);
+  EXPECT_EQ(a.mismatches, b.mismatches);
+}
+
 // A probe whose samples run each stage together (every operator before any output is copied back, as on CUDA: Note
 // [Samples in one round trip] in probe/probe_op.cc) records what it records one sample after another.
 TEST(Recordings, SamplesRunTogetherGiveTheRecordsOfSamplesRunOneByOne) {
@@ -172,13 +183,7 @@ TEST(Recordings, SamplesRunTogetherGiveTheRecordsOfSamplesRunOneByOne) {
       const ProbeResult a = probe_op(alone, spec, op, dtype);
       const ProbeResult b = probe_op(together, spec, op, dtype);
       SCOPED_TRACE(std::string(op) + " " + dtype);
-      EXPECT_EQ(to_string(a.verdict), to_string(b.verdict));
-      EXPECT_EQ(a.message, b.message);
-      EXPECT_EQ(a.sample, b.sample);
-      EXPECT_EQ(a.samples, b.samples);
-      EXPECT_EQ(a.warnings, b.warnings);
-      EXPECT_EQ(a.fallback_ops, b.fallback_ops);
-      EXPECT_EQ(a.mismatches, b.mismatches);
+      expect_same_record(a, b);
       with_several += a.samples > 1 && a.verdict != Verdict::kSkip ? 1 : 0;
     }
   }
@@ -233,13 +238,7 @@ TEST(Recordings, ProbesInOneTurnGiveTheRecordsOfProbesOneByOne) {
         const ProbeResult& a = one_by_one[k];
         const ProbeResult& b = together[k];
         SCOPED_TRACE(std::string(op) + " " + dtypes[k] + " samples " + samples);
-        EXPECT_EQ(to_string(a.verdict), to_string(b.verdict));
-        EXPECT_EQ(a.message, b.message);
-        EXPECT_EQ(a.sample, b.sample);
-        EXPECT_EQ(a.samples, b.samples);
-        EXPECT_EQ(a.warnings, b.warnings);
-        EXPECT_EQ(a.fallback_ops, b.fallback_ops);
-        EXPECT_EQ(a.mismatches, b.mismatches);
+        expect_same_record(a, b);
         ++compared;
         remembered += a.message.find("the CPU takes this operator's inputs in") != std::string::npos;
       }

@@ -279,6 +279,15 @@ TEST(CliRun, AProbeThatHangsAfterACaughtFaultRunsAgainInANewWorker) {
   EXPECT_EQ(run.doc["run"]["finished"], 6);
 }
 
+// The same probe's record in two runs' results: the same verdict, message and sample.
+void expect_same_record(const nlohmann::json& x, const nlohmann::json& y) {
+  EXPECT_EQ(x["op"], y["op"]);
+  EXPECT_EQ(x["dtype"], y["dtype"]);
+  EXPECT_EQ(x["verdict"], y["verdict"]) << x["op"] << " " << x["dtype"];
+  EXPECT_EQ(x["message"], y["message"]) << x["op"] << " " << x["dtype"];
+  EXPECT_EQ(x["sample"], y["sample"]) << x["op"] << " " << x["dtype"];
+}
+
 // Probes run in turns (Note [Probes in one turn] in probe/probe_op.cc, on CUDA; MPS_AUDIT_IN_TURNS=1 here) get the
 // records they get one at a time, whatever fails in a turn: a crash, a hang and a fault caught are the probe's own
 // (bool, which the CPU rejects for these operators, comes first in each turn, so they fail in its second probe),
@@ -303,13 +312,7 @@ TEST(CliRun, FailuresInATurnAreThoseOfTheProbesOneAtATime) {
   ASSERT_EQ(a.doc["results"].size(), 32u);
   ASSERT_EQ(b.doc["results"].size(), 32u);
   for (size_t i = 0; i < a.doc["results"].size(); ++i) {
-    const auto& x = a.doc["results"][i];
-    const auto& y = b.doc["results"][i];
-    ASSERT_EQ(x["op"], y["op"]);
-    ASSERT_EQ(x["dtype"], y["dtype"]);
-    EXPECT_EQ(x["verdict"], y["verdict"]) << x["op"] << " " << x["dtype"];
-    EXPECT_EQ(x["message"], y["message"]) << x["op"] << " " << x["dtype"];
-    EXPECT_EQ(x["sample"], y["sample"]) << x["op"] << " " << x["dtype"];
+    expect_same_record(a.doc["results"][i], b.doc["results"][i]);
   }
   for (const char* op : {"aten::abs", "aten::ceil", "aten::floor", "aten::relu", "aten::trunc"}) {
     EXPECT_EQ(verdict(b, op, "bool"), "skip") << op;
@@ -341,12 +344,7 @@ TEST(CliRun, RecordsAreTheSameWithOneWorkerOrTwo) {
   size_t remembered = 0;
   for (size_t i = 0; i < a.doc["results"].size(); ++i) {
     const auto& x = a.doc["results"][i];
-    const auto& y = b.doc["results"][i];
-    EXPECT_EQ(x["op"], y["op"]);
-    EXPECT_EQ(x["dtype"], y["dtype"]);
-    EXPECT_EQ(x["verdict"], y["verdict"]) << x["op"] << " " << x["dtype"];
-    EXPECT_EQ(x["message"], y["message"]) << x["op"] << " " << x["dtype"];
-    EXPECT_EQ(x["sample"], y["sample"]) << x["op"] << " " << x["dtype"];
+    expect_same_record(x, b.doc["results"][i]);
     remembered += x["message"].get<std::string>().find("the CPU takes this operator's inputs in") != std::string::npos;
   }
   EXPECT_GT(remembered, 0u);
