@@ -316,6 +316,16 @@ class SampleProbe {
 // outputs they held the error, and a crash caught in one sample ends the probe there, as always, with the samples
 // before it judged after it.
 
+// Waits for the copies to the CPU from `devices`; what that raised, or null.
+std::exception_ptr wait_for_devices(const std::vector<c10::Device>& devices) {
+  try {
+    wait_for_copies(devices);
+  } catch (const std::exception&) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
 // Samples whose stages run together: references; then inputs, runs on the target up to one that crashed, copies back
 // started; judged once the copies are done.
 struct StagedSamples {
@@ -335,15 +345,20 @@ struct StagedSamples {
     return std::any_of(probes.begin(), probes.end(), [](const SampleProbe& p) { return !p.decided; });
   }
 
-  // The rest of the stages, each for all the samples before the next, up to the copies back, which are done once the
-  // devices added to `wait_for` are waited for.
-  void stage_target(const std::function<void()>& before_target, std::vector<c10::Device>& wait_for) {
+  // The rest of the stages, each for all the samples before the next, with a wait of their own: the outcomes of the
+  // samples that ran.
+  std::vector<SampleOutcome> finish_alone(const std::function<void()>& before_target, const Spec& spec,
+                                          const OpSpec* entry, const std::string& dtype_label) {
+    std::vector<c10::Device> devices;
     stage_inputs();
     stage_runs(before_target);
-    stage_copy_back(wait_for);
+    stage_copy_back(devices);
+    return judge(spec, entry, dtype_label, wait_for_devices(devices));
   }
 
-  // The stages of stage_target() one by one, for a turn of several probes (Note [Probes in one turn]).
+  // The stages of finish_alone() up to the wait, one by one, for a turn of several probes (Note [Probes in one
+  // turn]): the inputs; the runs on the target up to one that crashed; the copies back, which are done once the
+  // devices added to `wait_for` are waited for.
   void stage_inputs() {
     each(probes.size(), [](SampleProbe& p) { p.rest_of_inputs(); });
   }
@@ -395,16 +410,6 @@ struct StagedSamples {
   }
 };
 
-// Waits for the copies to the CPU from `devices`; what that raised, or null.
-std::exception_ptr wait_for_devices(const std::vector<c10::Device>& devices) {
-  try {
-    wait_for_copies(devices);
-  } catch (const std::exception&) {
-    return std::current_exception();
-  }
-  return nullptr;
-}
-
 // The outcomes of `samples` run together, waited for at once.
 std::vector<SampleOutcome> probe_samples(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
                                          const c10::OperatorHandle& op, c10::ScalarType dtype,
@@ -412,10 +417,8 @@ std::vector<SampleOutcome> probe_samples(const ProbeTarget& target, const Spec& 
                                          const std::vector<const SampleInputs*>& samples,
                                          const std::function<void()>& before_target) {
   StagedSamples staged;
-  std::vector<c10::Device> devices;
   staged.stage_reference(target, op, dtype, samples);
-  staged.stage_target(before_target, devices);
-  return staged.judge(spec, entry, dtype_label, wait_for_devices(devices));
+  return staged.finish_alone(before_target, spec, entry, dtype_label);
 }
 
 }  // namespace
@@ -504,18 +507,17 @@ class OpProbe {
   bool reached_target() const { return reached_target_; }
 
   // Without `defer`, the whole probe but its record. With it, the probe up to the CPU references of the samples
-  // that go to the target: those wait for start_on_target().
+  // that go to the target: those wait for the turn's stages (inputs_on_target(), run_on_target(), copy_back()).
   void start(bool defer) {
-    const auto begun = std::chrono::steady_clock::now();
-    r_.op = op_name_;
-    r_.dtype = dtype_label_;
-    if (look_up()) {
+    timed([&] {
+      r_.op = op_name_;
+      r_.dtype = dtype_label_;
+      if (!look_up()) return;
       gather_recordings();
       r_.verdict = Verdict::kSkip;
       run_recordings(defer);
       if (!recorded_staged_ && !any_run_) run_samples(defer);
-    }
-    spent_ += std::chrono::steady_clock::now() - begun;
+    });
   }
 
   // The deferred samples on the target, in the stages of a turn (Note [Probes in one turn]): their inputs; their runs;
@@ -663,9 +665,7 @@ class OpProbe {
       recorded_staged_ = std::move(staged);
       return;
     }
-    std::vector<c10::Device> own;
-    staged->stage_target(before_target_, own);
-    const std::vector<SampleOutcome> outcomes = staged->judge(spec_, entry_, dtype_label_, wait_for_devices(own));
+    const std::vector<SampleOutcome> outcomes = staged->finish_alone(before_target_, spec_, entry_, dtype_label_);
     for (size_t k = 0; k < outcomes.size(); ++k) take(outcomes[k], recorded_inputs_[k].name);
   }
 
@@ -702,7 +702,7 @@ class OpProbe {
   }
 
   // Tries the slot's variants from `from` on until the CPU takes the inputs; `o`, the outcome before. With `defer`,
-  // inputs the CPU takes wait for start_on_target().
+  // inputs the CPU takes wait for the turn's stages.
   Slot try_variants(const SampleSpec* sample, std::vector<size_t> order, size_t from, SampleOutcome o, bool defer) {
     Slot slot;
     slot.sample = sample;
@@ -733,9 +733,7 @@ class OpProbe {
         }
         return slot;
       }
-      std::vector<c10::Device> own;
-      staged->stage_target(before_target_, own);
-      o = staged->judge(spec_, entry_, dtype_label_, wait_for_devices(own)).front();
+      o = staged->finish_alone(before_target_, spec_, entry_, dtype_label_).front();
       if (o.verdict != Verdict::kSkip) {
         if (synthesized_) synthesis_memory()[op_name_].first = v;
         break;
@@ -870,22 +868,20 @@ std::vector<ProbeResult> probe_ops(const ProbeTarget& target, const Spec& spec,
   if (mark && probes.size() > 1) mark(0, ProbeStage::kTurn);
   if (target.in_turns) {
     for (auto& p : probes) p.inputs_on_target();
-  }
-  for (size_t k = 0; target.in_turns && k < probes.size(); ++k) {
-    if (mark) mark(k, ProbeStage::kReference);
-    probes[k].run_on_target();
-    if (faults_caught() == caught_before || k + 1 == probes.size()) continue;
-    // A fault caught ends the turn here (Note [Probes in one turn]): the probes after it go as if not begun.
-    auto& memory = synthesis_memory();
-    if (remembered[k + 1]) {
-      memory[requests[k + 1].op] = *remembered[k + 1];
-    } else {
-      memory.erase(requests[k + 1].op);
+    for (size_t k = 0; k < probes.size(); ++k) {
+      if (mark) mark(k, ProbeStage::kReference);
+      probes[k].run_on_target();
+      if (faults_caught() == caught_before || k + 1 == probes.size()) continue;
+      // A fault caught ends the turn here (Note [Probes in one turn]): the probes after it go as if not begun.
+      auto& memory = synthesis_memory();
+      if (remembered[k + 1]) {
+        memory[requests[k + 1].op] = *remembered[k + 1];
+      } else {
+        memory.erase(requests[k + 1].op);
+      }
+      while (probes.size() > k + 1) probes.pop_back();
     }
-    while (probes.size() > k + 1) probes.pop_back();
-  }
-  if (mark && probes.size() > 1) mark(0, ProbeStage::kTurn);
-  if (target.in_turns) {
+    if (mark && probes.size() > 1) mark(0, ProbeStage::kTurn);
     for (auto& p : probes) p.copy_back(turn);
   }
   const auto begun = std::chrono::steady_clock::now();
