@@ -50,24 +50,9 @@ std::vector<std::string> cuda_device_names(int count) {
 // The release folders the MPS emulator can take: pytorch-X.Y.Z folders in $MPS_AUDIT_DATA_DIR and in the source
 // tree's data/ (emu::find_release_dir looks in the same places).
 void add_emulator_releases(AvailableTarget& t) {
-  std::vector<std::string> roots;
-  if (const char* dir = std::getenv("MPS_AUDIT_DATA_DIR"); dir && *dir) roots.emplace_back(dir);
-  roots.emplace_back(MPS_AUDIT_SOURCE_DATA_DIR);
-  for (const auto& root : roots) {
-    std::vector<std::string> names = list_directory(root);
-    std::sort(names.begin(), names.end());
-    for (const auto& name : names) {
-      const std::string dir = join_path(root, name);
-      if (name.rfind("pytorch-", 0) != 0 || !is_directory(dir)) continue;
-      try {
-        const ReleaseFiles files = resolve_release(dir, "MPS");
-        if (std::find(t.releases.begin(), t.releases.end(), files.version) != t.releases.end()) continue;
-        t.releases.push_back(files.version);
-        t.release_dirs.push_back(dir);
-      } catch (const UserError&) {
-        // not a release folder (no native_functions.yaml)
-      }
-    }
+  for (const auto& r : shipped_releases()) {
+    t.releases.push_back(r.version);
+    t.release_dirs.push_back(r.dir);
   }
   if (t.releases.empty()) {  // a torch wheel's own YAML
     const std::string own = emu::find_release_dir(compat::kTorchVersion);

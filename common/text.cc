@@ -2,6 +2,8 @@
 #include "common/text.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -71,6 +73,18 @@ std::vector<std::string> split_list(std::string_view text, char sep) {
 
 std::string base_operator_name(const std::string& op) {
   return op.substr(0, op.find('.', op.find("::")));
+}
+
+int compare_versions(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  for (int i = 0; i < 3; ++i) {
+    long x = 0, y = 0;
+    std::string part;
+    if (std::getline(sa, part, '.')) x = std::strtol(part.c_str(), nullptr, 10);
+    if (std::getline(sb, part, '.')) y = std::strtol(part.c_str(), nullptr, 10);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
 }
 
 }  // namespace mps_audit

@@ -21,6 +21,9 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // is).
 std::string base_operator_name(const std::string& op);
 
+// Compares dotted versions numerically ("2.10" > "2.9"); missing components count as 0.
+int compare_versions(const std::string& a, const std::string& b);
+
 // Splits on `sep`, trimming spaces around each piece and dropping empty pieces.
 std::vector<std::string> split_list(std::string_view text, char sep = ',');
 

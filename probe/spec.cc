@@ -408,18 +408,6 @@ const std::vector<std::string>& probe_target_names() {
   return names;
 }
 
-int compare_versions(const std::string& a, const std::string& b) {
-  std::istringstream sa(a), sb(b);
-  for (int i = 0; i < 3; ++i) {
-    long x = 0, y = 0;
-    std::string part;
-    if (std::getline(sa, part, '.')) x = std::strtol(part.c_str(), nullptr, 10);
-    if (std::getline(sb, part, '.')) y = std::strtol(part.c_str(), nullptr, 10);
-    if (x != y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
 bool within_versions(const std::string& version, const std::string& min, const std::string& max) {
   return (min.empty() || compare_versions(version, min) >= 0) && (max.empty() || compare_versions(version, max) <= 0);
 }

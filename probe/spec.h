@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/diagnostics.h"
+#include "common/text.h"
 #include "probe/compare.h"
 
 namespace mps_audit {
@@ -61,8 +62,6 @@ struct KnownFailure {
                const std::string& torch_version) const;
 };
 
-// Compares dotted versions numerically ("2.10" > "2.9"); missing components count as 0.
-int compare_versions(const std::string& a, const std::string& b);
 // Whether `version` lies within [min, max], both inclusive; an empty bound is no bound.
 bool within_versions(const std::string& version, const std::string& min, const std::string& max);
 

@@ -1,11 +1,14 @@
 // Resolves a release folder or file into the paths the registry reader needs.
 #include "registry/release_data.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <regex>
 
 #include "common/diagnostics.h"
 #include "common/paths.h"
+#include "common/text.h"
 
 namespace mps_audit {
 
@@ -34,6 +37,28 @@ ReleaseFiles resolve_release(const std::string& path, const std::string& extras_
   const std::string name = folder_name(folder);
   if (std::regex_match(name, m, kReleaseFolder)) files.version = m[1];
   return files;
+}
+
+std::vector<ShippedRelease> shipped_releases() {
+  std::vector<std::string> roots;
+  if (const char* dir = std::getenv("MPS_AUDIT_DATA_DIR"); dir && *dir) roots.emplace_back(dir);
+  roots.emplace_back(MPS_AUDIT_SOURCE_DATA_DIR);
+  std::vector<ShippedRelease> out;
+  for (const auto& root : roots) {
+    for (const auto& name : list_directory(root)) {
+      const std::string dir = join_path(root, name);
+      if (name.rfind("pytorch-", 0) != 0 || !is_directory(dir) || !path_exists(join_path(dir, "native_functions.yaml")))
+        continue;
+      const std::string version = resolve_release(dir, "MPS").version;
+      const bool seen =
+          std::any_of(out.begin(), out.end(), [&](const ShippedRelease& r) { return r.version == version; });
+      if (!version.empty() && !seen) out.push_back({version, dir});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ShippedRelease& a, const ShippedRelease& b) {
+    return compare_versions(a.version, b.version) < 0;
+  });
+  return out;
 }
 
 }  // namespace mps_audit

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace mps_audit {
 
@@ -15,6 +16,15 @@ struct ReleaseFiles {
 
 // "mps_extra_registrations.tsv" for MPS: the hand registrations of one key in a release folder.
 std::string extra_registrations_file(const std::string& key);
+
+// A release folder shipped with the tool (pytorch-X.Y.Z under $MPS_AUDIT_DATA_DIR or the source tree's data/).
+struct ShippedRelease {
+  std::string version;  // "2.11.0"
+  std::string dir;
+};
+// Every shipped release with a native_functions.yaml, oldest first; where both places hold one version, the
+// folder of $MPS_AUDIT_DATA_DIR.
+std::vector<ShippedRelease> shipped_releases();
 
 // Throws UserError when the path does not exist or a folder has no native_functions.yaml.
 // `extras_for_key`: the key being classified, whose extra registrations file a folder may hold.

@@ -303,7 +303,7 @@ TEST(CliEnv, JsonDescribesThisLinuxMachine) {
   std::vector<std::string> expected = {"mps-emu", "cpu", "meta"};
   if (cuda_available) expected.insert(expected.begin() + 1, "cuda");
   EXPECT_EQ(names, expected);
-  EXPECT_EQ(releases, (std::vector<std::string>{"1.13.1", "2.11.0"}));
+  EXPECT_EQ(releases, (std::vector<std::string>{"1.13.1", "2.6.0", "2.11.0"}));  // oldest first
 }
 
 TEST(CliEnv, FallbackVariableZeroMeansErrors) {
