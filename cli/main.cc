@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
                   "mps-emu: the release folder whose MPS kernels to emulate (default: the linked libtorch's)");
   run->add_option("--emu-macos", run_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
       ->capture_default_str();
+  run->add_option("--expectations", run_opts.expectations,
+                  "PyTorch's own MPS test expectations: auto (predict on mps-emu, check on mps), predict, check, off")
+      ->capture_default_str();
   run->add_option("--timeout", run_opts.timeout_s, "Seconds one probe may take")->capture_default_str();
   run->add_option_function<int>(
       "-j,--jobs", [&](const int& n) { run_opts.jobs = n; }, "Worker processes (default: one per core)");

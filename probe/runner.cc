@@ -98,6 +98,8 @@
 #include "common/text.h"
 #include "common/torch_compat.h"
 #include "common/torch_info.h"
+#include "emu/expectations.h"
+#include "emu/expected_verdicts.h"
 #include "emu/mps_emulator.h"
 #include "probe/caught_faults.h"
 #include "probe/dtypes.h"
@@ -1490,6 +1492,21 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   }
   const Registry statuses =
       load_registry(target == "mps-emu" ? release_dir : std::string(kLiveSource), "", registry_key(target));
+  // PyTorch's own expectations of real MPS: the emulated release's, or on a Mac the linked release's.
+  const emu::ExpectationMode expectation_mode = emu::expectation_mode(o.expectations, target);
+  std::optional<emu::Expectations> expectations;
+  const std::string host_macos = target == "mps" ? macos_version() : "";
+  const emu::MacosVersion macos =
+      target == "mps-emu" ? o.emu_macos * 100 : emu::parse_macos_version(host_macos).value_or(0);
+  std::string expectations_hash = "none";
+  if (expectation_mode != emu::ExpectationMode::kOff) {
+    const std::string dir = target == "mps-emu" ? release_dir : emu::find_release_dir(compat::kTorchVersion);
+    if (const std::string path = join_path(dir, emu::kExpectationsFile); !dir.empty() && path_exists(path)) {
+      const std::string text = read_file(path);
+      expectations = emu::Expectations::parse(text, path);
+      expectations_hash = emu::to_string(expectation_mode) + " " + content_hash(text);
+    }
+  }
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
 
   std::vector<Probe> whole;
@@ -1534,6 +1551,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
       {"dtypes", dtypes},
       {"ops", o.ops},
       {"fallback", o.fallback},
+      {"expectations", expectations_hash},
       {"torch", compat::kTorchVersion},
       {"shard", shard.to_string()},
       {"plan_hash", content_hash(plan_text)},
@@ -1611,6 +1629,12 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   if (target == "mps-emu") {
     env.emulator = emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, o.emu_macos);
   }
+  if (expectations) {
+    env.expectations = expectations->path();
+    env.expectations_release = expectations->release();
+    env.expectations_mode = emu::to_string(expectation_mode);
+    env.expectations_macos = target == "mps-emu" ? std::to_string(o.emu_macos) : host_macos;
+  }
   if (recorded.environment) {
     env.device = recorded.environment->device;
     env.emulator = recorded.environment->emulator;
@@ -1680,6 +1704,8 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
         },
         [&](size_t i, ProbeResult& r) {
           if (const RegistryEntry* e = statuses.find(r.op)) r.registry_status = std::string(to_string(e->status));
+          r.basis = target == "mps-emu" ? kBasisRegistry : kBasisKernel;
+          if (expectations) emu::apply_expectations(r, *expectations, expectation_mode, macos);
           journal.line(to_json(r));
           MPS_AUDIT_ASSERT(!done[i], "a second record of one probe");
           results[i] = r;

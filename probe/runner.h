@@ -29,15 +29,16 @@ struct RunOptions {
   std::string fallback = "on";  // on, off: PYTORCH_ENABLE_MPS_FALLBACK for the workers
   std::string emu_release;      // release folder for mps-emu; empty: the linked libtorch's
   int emu_macos = 14;
-  double timeout_s = 60;             // per probe; must be positive and finite
-  std::optional<int> jobs;           // worker processes, 1 or more; unset: one per core
-  std::vector<std::string> fail_on;  // verdicts that fail the run (exit 1)
-  std::string baseline;              // results.json to gate on (exit 1 on a regression); empty: none
-  bool strict = false;               // JUnit: unsupported and fallback fail too
-  bool resume = false;               // continue the run recorded in out_dir's journal.jsonl
-  std::string shard;                 // "K/N": run only the K-th of N slices of the plan; empty: all of it
-  std::string samples;               // recorded samples to replay: a file, "none"; empty: the linked release's
-  std::string self;                  // this executable, to start workers with
+  std::string expectations = "auto";  // PyTorch's MPS expectations: auto, predict, check, off (emu/expected_verdicts.h)
+  double timeout_s = 60;              // per probe; must be positive and finite
+  std::optional<int> jobs;            // worker processes, 1 or more; unset: one per core
+  std::vector<std::string> fail_on;   // verdicts that fail the run (exit 1)
+  std::string baseline;               // results.json to gate on (exit 1 on a regression); empty: none
+  bool strict = false;                // JUnit: unsupported and fallback fail too
+  bool resume = false;                // continue the run recorded in out_dir's journal.jsonl
+  std::string shard;                  // "K/N": run only the K-th of N slices of the plan; empty: all of it
+  std::string samples;                // recorded samples to replay: a file, "none"; empty: the linked release's
+  std::string self;                   // this executable, to start workers with
   bool progress = true;
 };
 

@@ -23,7 +23,8 @@ Outcome outcome(Verdict v, bool strict) {
     case Verdict::kFallback:
     case Verdict::kXpass: return strict ? Outcome::kFailure : Outcome::kPass;
     case Verdict::kSkip:
-    case Verdict::kXfail: return Outcome::kSkipped;
+    case Verdict::kXfail:
+    case Verdict::kKnownFailure: return Outcome::kSkipped;
     case Verdict::kPass: return Outcome::kPass;
   }
   return Outcome::kFailure;

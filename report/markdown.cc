@@ -1,5 +1,9 @@
 // results.md: for PR comments and $GITHUB_STEP_SUMMARY. Sections in order of what a reader needs first; each
 // table fills what is left of the size limit, and says how many rows it left out.
+#include <map>
+#include <set>
+#include <tuple>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -34,6 +38,44 @@ std::string legend() {
   return out + "\n";
 }
 
+// Note [Stale entries, ready to report]
+// On a real Mac, a pass where PyTorch's lists expect a failure (xpass) is evidence that the lists are stale. They are
+// grouped by the list entry (its OpInfo name and line), with the dtypes that passed in the form the lists write them,
+// so that the section can go into an issue or a pull request against the file as it is.
+void add_stale_entries(MarkdownWriter& w, const Results& results) {
+  struct Entry {
+    std::string release, list, opinfo, source, kind;
+    std::set<std::string> dtypes, ops;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Entry> entries;  // by list, source and OpInfo
+  for (const auto& r : results.records) {
+    if (r.verdict != Verdict::kXpass || !r.expectation) continue;
+    const ExpectationNote& n = *r.expectation;
+    Entry& e = entries[{n.list, n.source, n.opinfo}];
+    e.release = n.release;
+    e.list = n.list;
+    e.opinfo = n.opinfo;
+    e.source = n.source;
+    e.kind = n.kind;
+    e.dtypes.insert("torch." + r.dtype);
+    e.ops.insert(r.op);
+  }
+  if (entries.empty()) return;
+  const RunEnvironment& env = results.environment;
+  w.add(fmt::format(
+      "\n## PyTorch's lists look stale: {} entries\n\nThese op x dtype pairs passed on {} (macOS {}, libtorch {}), "
+      "though PyTorch {}'s own MPS test lists expect them to fail. Ready to report upstream:\n\n```python\n",
+      entries.size(), env.device, env.expectations_macos, env.torch_version, env.expectations_release));
+  std::string list;
+  for (const auto& [key, e] : entries) {
+    if (e.list != list) w.add(fmt::format("# {} (PyTorch {}): expected {}, but passes\n", e.list, e.release, e.kind));
+    list = e.list;
+    w.add(fmt::format("\"{}\": [{}],  # {}: passed as {}\n", e.opinfo, fmt::join(e.dtypes, ", "), e.source,
+                      fmt::join(e.ops, ", ")));
+  }
+  w.add("```\n");
+}
+
 }  // namespace
 
 std::string render_markdown(const Results& results, const RenderOptions& options) {
@@ -61,6 +103,13 @@ std::string render_markdown(const Results& results, const RenderOptions& options
                     env.fallback_mode == "on" ? "set" : "unset", env.spec,
                     p.shard.empty() ? "" : "; shard " + p.shard));
 
+  if (const std::string e = expectations_sentence(results); !e.empty()) {
+    w.add(fmt::format("Expectations: {}.{}\n\n", e,
+                      env.expectations_mode == "check"
+                          ? ""
+                          : " What the emulator cannot reproduce is `known_failure`, never a pass: each such record "
+                            "keeps what the emulator saw (`observed`) and cites the list's entry"));
+  }
   w.add("## Summary\n\n");
   w.add(fmt::format("{} probes of {} operators in {} dtypes; planned {}, finished {}, lost 0.\n\n", a.counts.total,
                     a.operators, a.dtypes.size(), p.planned, p.finished));
@@ -123,6 +172,8 @@ std::string render_markdown(const Results& results, const RenderOptions& options
                         name + " operators");
               });
   }
+
+  add_stale_entries(w, results);
 
   if (a.counts.of(Verdict::kSkip) > 0) {
     w.add(

@@ -30,19 +30,20 @@ std::string render_summary(const Results& results) {
   for (Verdict v : kAllVerdicts) {
     const size_t k = a.counts.of(v);
     if (k == 0) continue;
-    out += fmt::format("  {:<12} {:>6}  {:>5.1f}%\n", to_string(v), k,
+    out += fmt::format("  {:<13} {:>6}  {:>5.1f}%\n", to_string(v), k,
                        100.0 * static_cast<double>(k) / static_cast<double>(a.counts.total));
   }
   out += "coverage:\n";
   for (const auto& s : coverage_sentences(results, a)) out += "  " + s + "\n";
   out += fmt::format("environment: libtorch {} on {}; spec {}{}\n", env.torch_version, env.os, env.spec,
                      p.shard.empty() ? "" : "; shard " + p.shard);
+  if (const std::string e = expectations_sentence(results); !e.empty()) out += "expectations: " + e + "\n";
   if (!a.worst.empty()) {
     out += "worst offenders:\n";
     for (const auto& o : a.worst) {
       std::string message = o.message.substr(0, o.message.find('\n'));
       if (message.size() > 100) message = message.substr(0, 97) + "...";
-      out += fmt::format("  {:<11} {:<40} {:<24} {}\n", to_string(o.worst), o.op, dtype_list(o.dtypes), message);
+      out += fmt::format("  {:<13} {:<40} {:<24} {}\n", to_string(o.worst), o.op, dtype_list(o.dtypes), message);
     }
   }
   return out;

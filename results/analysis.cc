@@ -34,7 +34,8 @@ int offence(Verdict v) {
     case Verdict::kMismatch: return 5;
     case Verdict::kError: return 4;
     case Verdict::kXpass: return 3;
-    case Verdict::kUnsupported: return 2;
+    case Verdict::kUnsupported:
+    case Verdict::kKnownFailure: return 2;
     case Verdict::kFallback: return 1;
     default: return 0;
   }
@@ -156,6 +157,32 @@ std::vector<std::string> dtypes_of(const std::vector<ProbeResult>& records) {
   return out;
 }
 
+std::string expectations_sentence(const Results& results) {
+  const RunEnvironment& env = results.environment;
+  if (env.expectations.empty()) return "";
+  size_t refused = 0, known = 0, xfail = 0, xpass = 0, carried = 0;
+  for (const auto& r : results.records) {
+    if (!r.expectation) continue;
+    ++carried;
+    if (r.basis == kBasisExpectations) (r.verdict == Verdict::kUnsupported ? refused : known) += 1;
+    if (!r.observed.empty() && r.verdict == Verdict::kXfail) ++xfail;
+    if (!r.observed.empty() && r.verdict == Verdict::kXpass) ++xpass;
+  }
+  const std::string whose = fmt::format("PyTorch {}'s own MPS test lists ({}), for macOS {}",
+                                        env.expectations_release.empty() ? "?" : env.expectations_release,
+                                        env.expectations, env.expectations_macos);
+  if (env.expectations_mode == "check") {
+    return fmt::format(
+        "{}: {} op x dtype pairs failed as they expect (xfail), {} passed though they expect a failure "
+        "(xpass: the lists look stale)",
+        whose, xfail, xpass);
+  }
+  return fmt::format(
+      "{}: {} op x dtype pairs they expect to fail on a real Mac ran fine here: {} refused as not "
+      "implemented for their dtype, {} known_failure; {} records carry an entry of theirs",
+      whose, refused + known, refused, known, carried);
+}
+
 std::string_view verdict_symbol(Verdict v) {
   switch (v) {
     case Verdict::kPass: return "✓";
@@ -168,6 +195,7 @@ std::string_view verdict_symbol(Verdict v) {
     case Verdict::kSkip: return "·";
     case Verdict::kXfail: return "x";
     case Verdict::kXpass: return "X";
+    case Verdict::kKnownFailure: return "!";
   }
   return "?";
 }

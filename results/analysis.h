@@ -83,21 +83,27 @@ struct Analysis {
   std::vector<Offender> worst;           // worst first, at most 10
   std::vector<FallbackRow> fallbacks;    // most dtypes falling back first, then by name
   size_t fallback_records = 0;
-  std::vector<FailureSection> failures;  // crash, timeout, error, mismatch, xpass, unsupported, xfail: those present
+  std::vector<FailureSection>
+      failures;  // crash, timeout, error, mismatch, xpass, unsupported, known_failure, xfail: those present
   std::map<std::string, size_t> skip_reasons;                 // skip_reason -> records
   std::vector<std::pair<std::string, size_t>> skip_messages;  // the most common skip messages (first 90 chars)
 };
 
 // The verdicts a failure section is made for, worst first.
-inline constexpr std::array<Verdict, 7> kFailureVerdicts = {
-    Verdict::kCrash, Verdict::kTimeout,     Verdict::kError, Verdict::kMismatch,
-    Verdict::kXpass, Verdict::kUnsupported, Verdict::kXfail};
+inline constexpr std::array<Verdict, 8> kFailureVerdicts = {
+    Verdict::kCrash, Verdict::kTimeout,     Verdict::kError,        Verdict::kMismatch,
+    Verdict::kXpass, Verdict::kUnsupported, Verdict::kKnownFailure, Verdict::kXfail};
 
 Analysis analyze(const Results& results);
 
 // Sentences of coverage, with their denominators, e.g. "465 operators the emulated release implements for MPS:
 // 465 probed, 452 of the 459 probed in float32 pass", and the fallbacks' count.
 std::vector<std::string> coverage_sentences(const Results& results, const Analysis& a);
+
+// What PyTorch's own MPS expectations did to a run, one sentence (empty when the run applied none): on emulated MPS,
+// "PyTorch 2.11.0's own MPS test lists, for macOS 14: 210 op x dtype pairs they expect to fail ran fine here: 88
+// refused as not implemented for their dtype, 122 known_failure"; on a real Mac, the xfail and xpass counts.
+std::string expectations_sentence(const Results& results);
 
 // One character per verdict for matrices, with a legend.
 std::string_view verdict_symbol(Verdict v);

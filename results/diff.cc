@@ -19,7 +19,8 @@ int rank(Verdict v) {
     case Verdict::kXpass: return 0;
     case Verdict::kFallback: return 1;
     case Verdict::kUnsupported:
-    case Verdict::kXfail: return 2;
+    case Verdict::kXfail:
+    case Verdict::kKnownFailure: return 2;
     default: return 3;
   }
 }

@@ -15,6 +15,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::kSkip: return "skip";
     case Verdict::kXfail: return "xfail";
     case Verdict::kXpass: return "xpass";
+    case Verdict::kKnownFailure: return "known_failure";
   }
   return "error";
 }

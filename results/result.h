@@ -13,21 +13,23 @@ namespace mps_audit {
 
 // In order of severity, worst last (see worse()).
 enum class Verdict {
-  kSkip,         // not probed: no reference, no inputs, or the spec says so
-  kPass,         // native, and matches the CPU
-  kXfail,        // failed, as the spec says it does
-  kFallback,     // matches, but (part of) the work ran on the CPU
-  kUnsupported,  // the target refuses the op or dtype (NotImplementedError, dtype TypeError)
-  kXpass,        // passed, though the spec says it fails
-  kMismatch,     // differs from the CPU beyond tolerance
-  kError,        // another exception on the target while the CPU succeeded
-  kTimeout,      // the probe did not finish in time
-  kCrash,        // the probe killed its worker process
+  kSkip,          // not probed: no reference, no inputs, or the spec says so
+  kPass,          // native, and matches the CPU
+  kXfail,         // failed, as the spec (or, on real MPS, PyTorch's own MPS test lists) says it does
+  kFallback,      // matches, but (part of) the work ran on the CPU
+  kUnsupported,   // the target refuses the op or dtype (NotImplementedError, dtype TypeError)
+  kKnownFailure,  // ran fine here, but PyTorch's own MPS test lists expect it to fail on a real Mac (emulated MPS)
+  kXpass,         // passed, though the spec (or, on real MPS, PyTorch's own MPS test lists) says it fails
+  kMismatch,      // differs from the CPU beyond tolerance
+  kError,         // another exception on the target while the CPU succeeded
+  kTimeout,       // the probe did not finish in time
+  kCrash,         // the probe killed its worker process
 };
 
-inline constexpr std::array<Verdict, 10> kAllVerdicts = {
-    Verdict::kPass,  Verdict::kFallback, Verdict::kMismatch, Verdict::kUnsupported, Verdict::kError,
-    Verdict::kCrash, Verdict::kTimeout,  Verdict::kSkip,     Verdict::kXfail,       Verdict::kXpass};
+inline constexpr std::array<Verdict, 11> kAllVerdicts = {
+    Verdict::kPass,        Verdict::kFallback, Verdict::kKnownFailure, Verdict::kMismatch,
+    Verdict::kUnsupported, Verdict::kError,    Verdict::kCrash,        Verdict::kTimeout,
+    Verdict::kSkip,        Verdict::kXfail,    Verdict::kXpass};
 
 std::string_view to_string(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view name);
@@ -35,6 +37,25 @@ std::optional<Verdict> parse_verdict(std::string_view name);
 size_t verdict_index(Verdict v);
 // The worse of two verdicts of one op x dtype (the worst sample decides).
 Verdict worse(Verdict a, Verdict b);
+
+// What a verdict rests on (every record says): a kernel that ran on the target; the emulated release's registry
+// (which kernels it has, MPS's dtype rules) with the CPU's numbers; or PyTorch's own expectations of real MPS.
+inline constexpr const char* kBasisKernel = "kernel";
+inline constexpr const char* kBasisRegistry = "registry";
+inline constexpr const char* kBasisExpectations = "expectations";
+
+// PyTorch's own expectation of real MPS for a record (emu/expectations.h): the entry of its MPS test lists that
+// applies to the op x dtype, as the record carries it.
+struct ExpectationNote {
+  std::string kind;     // unimplemented, wrong, error, crash, flaky, not_a_bug
+  std::string scope;    // forward, gradient
+  std::string release;  // "2.11.0": whose lists
+  std::string list;     // "UNIMPLEMENTED_XFAILLIST"
+  std::string opinfo;   // the OpInfo the list names
+  std::string source;   // "torch/testing/_internal/common_mps.py:412"
+  std::string reason;   // the list's comment
+  std::string macos;    // the condition: "*", "<15.0"
+};
 
 struct ProbeResult {
   std::string op;     // "aten::add.Tensor"
@@ -51,6 +72,9 @@ struct ProbeResult {
   int64_t mismatches = 0;
   std::string first_mismatch;  // "[1, 2]"
   double seconds = 0;
+  std::string basis;     // kBasisKernel, kBasisRegistry or kBasisExpectations; empty in files older than it
+  std::string observed;  // the verdict the target gave, where PyTorch's expectations changed it; else empty
+  std::optional<ExpectationNote> expectation;
 };
 
 // Why an op x dtype was not probed, from a skip's message (empty for other verdicts):

@@ -39,6 +39,12 @@ nlohmann::json to_json(const ProbeResult& r) {
                       {"warnings", r.warnings},
                       {"seconds", number(r.seconds)}};
   if (r.verdict == Verdict::kSkip) j["skip_reason"] = skip_reason(r);
+  if (!r.basis.empty()) j["basis"] = r.basis;
+  if (!r.observed.empty()) j["observed"] = r.observed;
+  if (const auto& e = r.expectation) {
+    j["expectation"] = {{"kind", e->kind},     {"scope", e->scope},   {"release", e->release}, {"list", e->list},
+                        {"opinfo", e->opinfo}, {"source", e->source}, {"reason", e->reason},   {"macos", e->macos}};
+  }
   if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
     j["max_abs_error"] = number(r.max_abs_error);
     j["max_rel_error"] = number(r.max_rel_error);
@@ -67,6 +73,13 @@ ProbeResult probe_result_from_json(const nlohmann::json& j) {
   r.max_rel_error = number_or(j, "max_rel_error", 0.0);
   r.mismatches = j.value("mismatches", int64_t{0});
   r.first_mismatch = j.value("first_mismatch", "");
+  r.basis = j.value("basis", "");
+  r.observed = j.value("observed", "");
+  if (const auto e = j.find("expectation"); e != j.end() && e->is_object()) {
+    r.expectation =
+        ExpectationNote{e->value("kind", ""),   e->value("scope", ""),  e->value("release", ""), e->value("list", ""),
+                        e->value("opinfo", ""), e->value("source", ""), e->value("reason", ""),  e->value("macos", "")};
+  }
   return r;
 }
 
@@ -115,6 +128,12 @@ nlohmann::json to_json(const RunEnvironment& env) {
        {{"value", env.fallback_variable ? nlohmann::json(*env.fallback_variable) : nlohmann::json()},
         {"meaning", fallback_variable_meaning(env.fallback_variable)}}},
       {"targets", std::move(targets)}};
+  if (!env.expectations.empty()) {
+    j["expectations"] = {{"path", env.expectations},
+                         {"release", env.expectations_release},
+                         {"mode", env.expectations_mode},
+                         {"macos", env.expectations_macos}};
+  }
   // Only with recordings: results of runs without them read as they did before recordings existed.
   if (!env.samples.empty()) {
     j["samples"] = {{"path", env.samples},
@@ -141,6 +160,12 @@ RunEnvironment run_environment_from_json(const nlohmann::json& j) {
     env.samples_hash = s->value("hash", "");
     env.samples_calls = s->value("calls", size_t{0});
     env.samples_dropped = s->value("dropped", size_t{0});
+  }
+  if (const auto e = j.find("expectations"); e != j.end() && e->is_object()) {
+    env.expectations = e->value("path", "");
+    env.expectations_release = e->value("release", "");
+    env.expectations_mode = e->value("mode", "");
+    env.expectations_macos = e->value("macos", "");
   }
   if (const auto mps = j.find("mps"); mps != j.end() && mps->is_object()) {
     env.mps_built = mps->value("built", false);

@@ -51,6 +51,9 @@ struct RunEnvironment {
   std::vector<std::string> cuda_devices;         // "NVIDIA H100 80GB HBM3"
   std::optional<std::string> fallback_variable;  // PYTORCH_ENABLE_MPS_FALLBACK as this process saw it; none: unset
   std::vector<AvailableTarget> targets;
+  // PyTorch's own MPS expectations the run applied (Note [Expected verdicts] in emu/expected_verdicts.cc): their
+  // file, whose lists they are, how they were applied (predict, check) and for which macOS. Empty when none were.
+  std::string expectations, expectations_release, expectations_mode, expectations_macos;
 };
 
 // What a value of PYTORCH_ENABLE_MPS_FALLBACK makes MPS do, as MPSFallback.mm reads it (once, when it loads).

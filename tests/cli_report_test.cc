@@ -50,7 +50,9 @@ TEST(CliReport, MarkdownIsAppendedToTheGithubStepSummary) {
 TEST(CliReport, DiffExitsOneOnARegressionAndZeroOtherwise) {
   const auto regressed = run_mps_audit({"diff", fixture("base.json"), fixture("run.json")});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.err;
-  EXPECT_NE(regressed.out.find("gate: FAILED, 4 regressions"), std::string::npos) << regressed.out;
+  // Among them nonzero float16, fallback -> known_failure: PyTorch's own lists say it fails on a real Mac.
+  EXPECT_NE(regressed.out.find("gate: FAILED, 5 regressions"), std::string::npos) << regressed.out;
+  EXPECT_NE(regressed.out.find("aten::nonzero float16: fallback -> known_failure"), std::string::npos) << regressed.out;
   // A run against itself: nothing changed.
   const auto same = run_mps_audit({"diff", fixture("run.json"), fixture("run.json"), "--format", "json"});
   EXPECT_EQ(same.exit_code, 0) << same.err;
@@ -59,7 +61,7 @@ TEST(CliReport, DiffExitsOneOnARegressionAndZeroOtherwise) {
   EXPECT_EQ(doc["unchanged"], 16);
   const auto md = run_mps_audit({"diff", fixture("base.json"), fixture("run.json"), "--format", "md"});
   EXPECT_EQ(md.exit_code, 1);
-  EXPECT_EQ(md.out.rfind("## mps-audit diff: ❌ 4 regressions", 0), 0u) << md.out;
+  EXPECT_EQ(md.out.rfind("## mps-audit diff: ❌ 5 regressions", 0), 0u) << md.out;
 }
 
 TEST(CliReport, TheBaselineOnlyMovesForward) {
@@ -68,7 +70,7 @@ TEST(CliReport, TheBaselineOnlyMovesForward) {
   // A regression: the baseline is not written.
   auto r = run_mps_audit({"diff", fixture("base.json"), fixture("run.json"), "--update-baseline", baseline});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("not updated: 4 regressions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not updated: 5 regressions"), std::string::npos) << r.out;
   EXPECT_FALSE(path_exists(baseline));
   // No regression: the new results become the baseline, and diffing against it passes.
   r = run_mps_audit({"diff", fixture("run.json"), fixture("run.json"), "--update-baseline", baseline});

@@ -123,7 +123,7 @@ size_t journal_records(const std::string& dir) {
   size_t n = 0;
   std::ifstream in(dir + "/journal.jsonl");
   std::string line;
-  while (std::getline(in, line)) n += line.rfind("{\"dtype\"", 0) == 0 ? 1 : 0;
+  while (std::getline(in, line)) n += line.find("\"verdict\":") != std::string::npos ? 1 : 0;  // a record
   return n;
 }
 

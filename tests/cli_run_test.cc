@@ -52,8 +52,14 @@ TEST(CliRun, EmulatedMpsOf1131WithFallbackOn) {
   EXPECT_EQ(verdict(run, "aten::add.Tensor", "float32"), "pass");
   EXPECT_EQ(verdict(run, "aten::sin", "float32"), "pass");
   EXPECT_EQ(verdict(run, "aten::relu", "float32"), "pass");
-  EXPECT_EQ(verdict(run, "aten::nonzero", "float32"), "fallback");
+  // PyTorch 1.13.1's own MPS tests block nonzero as flaky on a real Mac (Note [Expected verdicts]): the emulator cannot
+  // reproduce that, and says so in its own verdict, keeping what it saw.
+  EXPECT_EQ(verdict(run, "aten::nonzero", "float32"), "known_failure");
+  EXPECT_EQ((*run.find("aten::nonzero", "float32"))["observed"], "fallback");
+  EXPECT_EQ((*run.find("aten::nonzero", "float32"))["basis"], "expectations");
+  EXPECT_EQ((*run.find("aten::nonzero", "float32"))["expectation"]["kind"], "flaky");
   EXPECT_EQ((*run.find("aten::nonzero", "float32"))["fallback_ops"], nlohmann::json({"aten::nonzero"}));
+  EXPECT_EQ((*run.find("aten::sin", "float32"))["basis"], "registry");
   EXPECT_EQ((*run.find("aten::nonzero", "float32"))["registry_status"], "cpu_fallback");
   // MPS's fallback warning, captured with warn-always on (a user sees it once per process at most)
   EXPECT_NE((*run.find("aten::nonzero", "float32"))["warnings"].dump().find("will fall back to run on the CPU"),

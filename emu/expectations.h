@@ -1,0 +1,84 @@
+// PyTorch's own expectations of real MPS, per release: which op x dtype pairs its MPS test lists expect to fail (not
+// implemented for a dtype, wrong results, errors, crashes), in which scope and on which macOS versions, as
+// tools/expectations/extract.py writes them into data/pytorch-X.Y.Z/mps_expectations.tsv (docs/expectations.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/diagnostics.h"
+
+namespace mps_audit::emu {
+
+inline constexpr const char* kExpectationsFile = "mps_expectations.tsv";
+inline constexpr const char* kExpectationsFormat = "mps-audit-expectations/1";
+
+enum class ExpectationKind {
+  kUnimplemented,  // the MPS kernel does not implement the dtype: it refuses it
+  kWrong,          // known wrong results
+  kError,          // raises on MPS
+  kCrash,          // crashes or hangs (PyTorch skips it)
+  kFlaky,          // sometimes fails
+  kNotABug,        // outputs that cannot be compared (random, ties, undefined): not a device bug
+  kPasses,         // known to pass (1.13.1's allow list): positive evidence, no failure
+};
+enum class ExpectationScope { kForward, kGradient, kErrorInputs, kSparse };
+
+std::string_view to_string(ExpectationKind kind);
+std::string_view to_string(ExpectationScope scope);
+
+// A macOS version as major * 100 + minor: 14.4 -> 1404, 26 -> 2600.
+using MacosVersion = int;
+// "14.4.1" -> 1404, "26" -> 2600; nullopt when it does not start with a number.
+std::optional<MacosVersion> parse_macos_version(std::string_view text);
+
+struct Expectation {
+  std::string op;                   // "aten::pow" (every overload), "aten::pow.Scalar" (one), "*" (every operator)
+  std::vector<std::string> dtypes;  // empty: every dtype
+  ExpectationKind kind = ExpectationKind::kError;
+  ExpectationScope scope = ExpectationScope::kForward;
+  std::string macos;                                  // the condition as written: "*", "<15.0", ">=13.3,<15.0"
+  std::vector<std::pair<bool, MacosVersion>> bounds;  // (true: below, false: at least) the version; all must hold
+  std::string list, opinfo, mapping, source, reason;
+  SourceLocation where;
+
+  bool holds_on(MacosVersion macos) const;
+  bool covers(std::string_view dtype) const;
+  // Every kind but kNotABug and kPasses: PyTorch expects this pair to fail on real MPS.
+  bool is_failure() const;
+};
+
+// One release's expectations, indexed by operator.
+class Expectations {
+ public:
+  // Throws UserError with file:line:col for anything that is not a line of the format.
+  static Expectations parse(const std::string& text, const std::string& path);
+  static Expectations load(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const std::string& release() const { return release_; }  // from the "# release:" line
+  const std::vector<Expectation>& rows() const { return rows_; }
+  size_t unmappable() const { return unmappable_; }  // rows of list entries with no ATen operator ("-")
+
+  // The expectations of `scope` that hold for `op` ("aten::pow.Scalar") in `dtype` on `macos`, failures first and
+  // the worst of them first (crash, error, wrong, unimplemented, flaky), then the others, each in file order.
+  std::vector<const Expectation*> find(const std::string& op, std::string_view dtype, ExpectationScope scope,
+                                       MacosVersion macos) const;
+  // Whether any row names this operator (its overload or its base name), whatever its scope, dtype or condition.
+  bool names(const std::string& op) const;
+
+ private:
+  std::string path_, release_;
+  std::vector<Expectation> rows_;
+  size_t unmappable_ = 0;
+  std::unordered_map<std::string, std::vector<size_t>> by_op_;  // "aten::pow", "aten::pow.Scalar", "*"
+};
+
+// The expectations file of a release folder (data/pytorch-X.Y.Z), loaded; nullopt when the folder has none.
+std::optional<Expectations> load_release_expectations(const std::string& release_dir);
+
+}  // namespace mps_audit::emu

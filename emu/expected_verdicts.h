@@ -1,0 +1,33 @@
+// What PyTorch's own MPS expectations (emu/expectations.h) do to a record: on emulated MPS they predict what the
+// emulator cannot reproduce; on real MPS they mark expected failures (xfail) and stale entries (xpass). See
+// Note [Expected verdicts] in expected_verdicts.cc and docs/expectations.md.
+#pragma once
+
+#include <string>
+
+#include "emu/expectations.h"
+#include "results/result.h"
+
+namespace mps_audit::emu {
+
+enum class ExpectationMode {
+  kOff,      // the records are what the target gave (cuda, cpu, meta)
+  kPredict,  // emulated MPS: a failure PyTorch expects and the emulator cannot reproduce is reported as expected
+  kCheck,    // real MPS: a failure PyTorch expects is xfail, a pass where it expects a failure is xpass
+};
+
+// --expectations: "auto" (predict on mps-emu, check on mps, off elsewhere), "predict", "check" or "off". Throws
+// UserError for anything else, and for predict or check on a target that is not MPS.
+ExpectationMode expectation_mode(const std::string& requested, const std::string& target);
+std::string to_string(ExpectationMode mode);
+
+// The note a record carries of an expectation.
+ExpectationNote note_of(const Expectation& e, const std::string& release);
+
+// Applies `expectations` (in `scope`, on macOS `macos`) to a record of the target: it keeps what the target gave in
+// `observed` when its verdict changes, and carries the expectation that applied. Records the spec already judged
+// (xfail, xpass) and skips are left as they are.
+void apply_expectations(ProbeResult& r, const Expectations& expectations, ExpectationMode mode, MacosVersion macos,
+                        ExpectationScope scope = ExpectationScope::kForward);
+
+}  // namespace mps_audit::emu

@@ -1,0 +1,147 @@
+// End-to-end tests of PyTorch's own MPS expectations in a run (Note [Expected verdicts] in emu/expected_verdicts.cc):
+// a release folder whose mps_expectations.tsv the test writes, emulated, predicted and checked.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "common/paths.h"
+#include "test_support.h"
+
+namespace mps_audit {
+namespace {
+
+using testing::run_mps_audit;
+using testing::slurp;
+using testing::source_path;
+using testing::TempDir;
+
+const char* const kHead =
+    "# mps-audit-expectations/1\n"
+    "# release: 1.13.1\n"
+    "# operator\tdtypes\tkind\tscope\tmacos\tlist\topinfo\tmapping\tsource\treason\n";
+
+// PyTorch 1.13.1's registry in a folder of the test's, with these expectations.
+std::string release_with(const TempDir& dir, const std::string& rows) {
+  const std::string release = dir.path() + "/pytorch-1.13.1";
+  make_directories(release);
+  for (const char* file : {"native_functions.yaml", "mps_extra_registrations.tsv"}) {
+    dir.write(std::string("pytorch-1.13.1/") + file, slurp(source_path(std::string("data/pytorch-1.13.1/") + file)));
+  }
+  dir.write("pytorch-1.13.1/mps_expectations.tsv", kHead + rows);
+  return release;
+}
+
+struct EmulatedRun {
+  testing::CommandResult result;
+  nlohmann::json doc;
+  const nlohmann::json& record(const std::string& op) const {
+    for (const auto& r : doc["results"]) {
+      if (r["op"] == op) return r;
+    }
+    static const nlohmann::json none;
+    return none;
+  }
+};
+
+EmulatedRun run(const std::string& release, const std::string& out, std::vector<std::string> more,
+                const std::vector<std::string>& env = {}) {
+  std::vector<std::string> args = {
+      "run", "--target",      "mps-emu", "--emu-release",     release,    "--spec", source_path("opspec.yaml"), "--out",
+      out,   "--no-progress", "--ops",   "^aten::(sin|cos)$", "--dtypes", "float32"};
+  args.insert(args.end(), more.begin(), more.end());
+  EmulatedRun r;
+  r.result = run_mps_audit(args, env);
+  if (path_exists(out + "/results.json")) r.doc = nlohmann::json::parse(slurp(out + "/results.json"));
+  return r;
+}
+
+const char* const kRows =
+    "aten::cos\tfloat32\tunimplemented\tforward\t*\tUNIMPLEMENTED_XFAILLIST\tcos\taten_name\tt.py:10\tno cos\n"
+    "aten::sin\tfloat32\twrong\tforward\t<15.0\tMACOS_BEFORE_15_0_XFAILLIST\tsin\taten_name\tt.py:20\tsin is off\n";
+
+TEST(CliExpectations, EmulatedMpsRefusesAnUnimplementedDtypeAndShowsAnExpectedWrongResultApart) {
+  TempDir dir;
+  const std::string release = release_with(dir, kRows);
+  const EmulatedRun on14 = run(release, dir.path() + "/14", {"--emu-macos", "14", "--format", "json,md"});
+  ASSERT_EQ(on14.result.exit_code, 0) << on14.result.err;
+  const auto& cos = on14.record("aten::cos");
+  EXPECT_EQ(cos["verdict"], "unsupported");
+  EXPECT_EQ(cos["observed"], "pass");
+  EXPECT_EQ(cos["basis"], "expectations");
+  EXPECT_NE(cos["message"].get<std::string>().find("not implemented for float32 on MPS"), std::string::npos);
+  EXPECT_EQ(cos["expectation"]["source"], "t.py:10");
+  const auto& sin = on14.record("aten::sin");
+  EXPECT_EQ(sin["verdict"], "known_failure");  // never a plain pass
+  EXPECT_EQ(sin["observed"], "pass");
+  EXPECT_EQ(sin["expectation"]["kind"], "wrong");
+  EXPECT_EQ(sin["expectation"]["reason"], "sin is off");
+  EXPECT_EQ(on14.doc["summary"]["known_failure"], 1);
+  EXPECT_EQ(on14.doc["environment"]["expectations"]["mode"], "predict");
+  EXPECT_EQ(on14.doc["environment"]["expectations"]["release"], "1.13.1");
+  EXPECT_NE(on14.result.out.find("known_failure      1"), std::string::npos) << on14.result.out;
+  EXPECT_NE(slurp(dir.path() + "/14/results.md").find("| known_failure | ! | 1 |"), std::string::npos);
+
+  // macOS 15: the wrong result's condition (<15.0) no longer holds, the refusal's (always) does.
+  const EmulatedRun on15 = run(release, dir.path() + "/15", {"--emu-macos", "15"});
+  ASSERT_EQ(on15.result.exit_code, 0) << on15.result.err;
+  EXPECT_EQ(on15.record("aten::sin")["verdict"], "pass");
+  EXPECT_EQ(on15.record("aten::sin")["basis"], "registry");
+  EXPECT_FALSE(on15.record("aten::sin").contains("expectation"));
+  EXPECT_EQ(on15.record("aten::cos")["verdict"], "unsupported");
+
+  // Off: what the emulator itself gives.
+  const EmulatedRun off = run(release, dir.path() + "/off", {"--expectations", "off"});
+  EXPECT_EQ(off.record("aten::sin")["verdict"], "pass");
+  EXPECT_EQ(off.record("aten::cos")["verdict"], "pass");
+  EXPECT_FALSE(off.doc["environment"].contains("expectations"));
+}
+
+// The emulator with an injected fault stands in for a real Mac: --expectations check is what --target mps does.
+TEST(CliExpectations, CheckingMarksExpectedFailuresXfailAndStaleEntriesXpassReadyToReport) {
+  TempDir dir;
+  const std::string release =
+      release_with(dir,
+                   "aten::cos\tfloat32\twrong\tforward\t*\tON_MPS_XFAILLIST\tcos\taten_name\tt.py:10\tcos is off\n"
+                   "aten::sin\tfloat32\twrong\tforward\t*\tON_MPS_XFAILLIST\tsin\taten_name\tt.py:20\tsin is off\n");
+  const EmulatedRun r = run(release, dir.path() + "/out", {"--expectations", "check", "--format", "json,md"},
+                            {"MPS_AUDIT_EMU_FAULTS=aten::sin=wrong"});
+  ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
+  EXPECT_EQ(r.record("aten::sin")["verdict"], "xfail");
+  EXPECT_EQ(r.record("aten::sin")["observed"], "mismatch");
+  EXPECT_EQ(r.record("aten::cos")["verdict"], "xpass");
+  EXPECT_EQ(r.record("aten::cos")["basis"], "registry");
+  const std::string md = slurp(dir.path() + "/out/results.md");
+  EXPECT_NE(md.find("## PyTorch's lists look stale: 1 entries"), std::string::npos) << md;
+  EXPECT_NE(md.find("\"cos\": [torch.float32],  # t.py:10: passed as aten::cos"), std::string::npos) << md;
+  EXPECT_EQ(md.find("\"sin\": [torch.float32]"), std::string::npos);
+}
+
+TEST(CliExpectations, RealTargetsKeepTheirVerdictsAndAMalformedFileIsOneDiagnostic) {
+  TempDir dir;
+  const auto cpu = run_mps_audit({"run", "--target", "cpu", "--spec", source_path("opspec.yaml"), "--out",
+                                  dir.path() + "/cpu", "--no-progress", "--ops", "^aten::sin$", "--dtypes", "float32"});
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  const auto doc = nlohmann::json::parse(slurp(dir.path() + "/cpu/results.json"));
+  EXPECT_EQ(doc["results"][0]["basis"], "kernel");
+  EXPECT_FALSE(doc["results"][0].contains("expectation"));
+  EXPECT_FALSE(doc["environment"].contains("expectations"));
+
+  const auto predict_on_cpu = run_mps_audit(
+      {"run", "--target", "cpu", "--expectations", "predict", "--out", dir.path() + "/x", "--ops", "^aten::sin$"});
+  EXPECT_EQ(predict_on_cpu.exit_code, 2);
+  EXPECT_NE(predict_on_cpu.err.find("error: --expectations predict: PyTorch's expectations are of MPS"),
+            std::string::npos)
+      << predict_on_cpu.err;
+
+  const std::string release = release_with(dir, "aten::sin\tfloat32\twrnog\tforward\t*\tL\tsin\tm\ts\tr\n");
+  const EmulatedRun bad = run(release, dir.path() + "/bad", {});
+  EXPECT_EQ(bad.result.exit_code, 2);
+  EXPECT_NE(bad.result.err.find("mps_expectations.tsv:4:19: unknown kind 'wrnog'"), std::string::npos)
+      << bad.result.err;
+  EXPECT_EQ(std::count(bad.result.err.begin(), bad.result.err.end(), '\n'), 1) << bad.result.err;
+  EXPECT_FALSE(path_exists(dir.path() + "/bad/results.json"));
+}
+
+}  // namespace
+}  // namespace mps_audit
