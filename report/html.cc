@@ -99,6 +99,11 @@ class StringTable {
   std::vector<std::string> strings_;
 };
 
+// What most of a run's verdicts rest on: the emulated release's registry, or the kernels of a real target.
+std::string run_basis(const RunEnvironment& env) {
+  return env.emulator.empty() ? kBasisKernel : kBasisRegistry;
+}
+
 // A run's name in column groups: "1: mps-emu — emulated MPS (...)"; a single run (named in full above) its target.
 std::vector<std::string> run_names(const std::vector<Results>& runs) {
   std::vector<std::string> names;
@@ -129,7 +134,8 @@ std::vector<std::string> statuses_of(const std::vector<Results>& runs, const std
 // The document the script lays the matrix out from. Records are arrays, not objects, and trailing fields that
 // hold their default are left out: the default audit has ~28,000 of them.
 //   records: [op, column, verdict, message, sample, samples, seconds, fallback_ops, warnings, skip_reason,
-//             max_abs_error, max_rel_error, mismatches, first_mismatch]   (strings as numbers into `strings`)
+//             max_abs_error, max_rel_error, mismatches, first_mismatch, basis (0: the run's, `bases`), observed,
+//             PyTorch's expectation]   (strings as numbers into `strings`)
 //   ops:     [name, group, worst verdict, [registry status per run, -1 where the run lacks the operator]]
 //   columns: [run, dtype]
 nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std::string>& names,
@@ -176,6 +182,11 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
       for (const auto& w : r.warnings) warnings.push_back(strings.id(w));
       // Seconds to 0.1 ms: more digits are noise, and cost bytes.
       const double seconds = std::round(r.seconds * 1e4) / 1e4;
+      std::string expectation;
+      if (const auto& e = r.expectation) {
+        expectation = fmt::format("{} ({}): PyTorch {}'s {} ({}){}{}; macOS {}", e->kind, e->scope, e->release, e->list,
+                                  e->source, e->reason.empty() ? "" : ": ", e->reason, e->macos);
+      }
       json rec = {op,
                   column.at(r.dtype),
                   verdict_index(r.verdict),
@@ -189,7 +200,10 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
                   r.max_abs_error,
                   r.max_rel_error,
                   r.mismatches,
-                  strings.id(r.first_mismatch)};
+                  strings.id(r.first_mismatch),
+                  strings.id(r.basis == run_basis(runs[run].environment) ? std::string() : r.basis),
+                  strings.id(r.observed),
+                  strings.id(expectation)};
       while (rec.size() > 3) {
         const json& last = rec.back();
         const bool is_default = (last.is_number() && last.get<double>() == 0) || (last.is_array() && last.empty());
@@ -205,8 +219,11 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
                    std::find(op_groups().begin(), op_groups().end(), op_group(op_names[i])) - op_groups().begin(),
                    verdict_index(worst[i]), op_status[i]});
   }
-  return {{"runs", names},      {"verdicts", verdicts}, {"groups", groups},   {"statuses", statuses},
-          {"columns", columns}, {"ops", ops},           {"records", records}, {"strings", strings.strings()}};
+  json bases = json::array();
+  for (const auto& run : runs) bases.push_back(run_basis(run.environment));
+  return {{"runs", names},        {"verdicts", verdicts},         {"groups", groups},
+          {"statuses", statuses}, {"columns", columns},           {"ops", ops},
+          {"records", records},   {"strings", strings.strings()}, {"bases", bases}};
 }
 
 // --- charts (inline SVG) ---------------------------------------------------------------------------------------
@@ -565,6 +582,9 @@ constexpr const char* kScript = R"JS(
       add("mismatches", num(12));
       add("first mismatch", str(13));
     }
+    add("rests on", str(14) || D.bases[col[0]]);
+    add("observed", str(15), "d-observed");
+    add("PyTorch's expectation", str(16), "d-expectation");
     add("registry status", D.statuses[o[3][col[0]]]);
     add("group", D.groups[o[1]]);
     add("sample", str(4));

@@ -95,6 +95,8 @@ async function clickCell(page, op, dtype) {
     message: document.getElementById("d-message")?.textContent ?? "",
     warnings: document.getElementById("d-warnings")?.textContent ?? "",
     verdict: document.getElementById("d-verdict")?.textContent ?? "",
+    observed: document.getElementById("d-observed")?.textContent ?? "",
+    expectation: document.getElementById("d-expectation")?.textContent ?? "",
   }));
 }
 
@@ -205,7 +207,8 @@ test("sorting by operator and by worst verdict reorders the rows", async () => {
   assert.deepEqual(await order(), [...names].reverse());
   await page.click('th[data-sort="worst"]');
   const severity = await page.$$eval("#matrix tbody tr", (trs) => trs.map((tr) => tr.lastElementChild.title));
-  const rank = ["skip", "pass", "xfail", "fallback", "unsupported", "xpass", "mismatch", "error", "timeout", "crash"];
+  const rank = ["skip", "pass", "xfail", "fallback", "unsupported", "known_failure", "xpass", "mismatch", "error", "timeout",
+    "crash"];
   const ranks = severity.map((v) => rank.indexOf(v));
   assert.ok(ranks.every((r) => r >= 0));
   assert.deepEqual(ranks, [...ranks].sort((a, b) => b - a));
@@ -225,6 +228,19 @@ test("clicking a cell shows its record's details", async () => {
   assert.match(d.verdict, /unsupported/);
   await page.keyboard.press("Escape");
   assert.equal(await page.$eval("#details", (e) => e.hidden), true);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("a record PyTorch's own lists expect to fail shows what the emulator saw and the list's entry", async () => {
+  const results = JSON.parse(readFileSync(join(work, "run/results.json"), "utf8")).results;
+  const { page, problems } = await open(join(work, "run/results.html"));
+  const r = results.find((x) => x.verdict === "known_failure");
+  assert.ok(r, "the run has a known_failure record (nonzero is on PyTorch 1.13.1's block list)");
+  const d = await clickCell(page, r.op, r.dtype);
+  assert.match(d.verdict, /known_failure/);
+  assert.equal(d.observed, r.observed);
+  assert.ok(d.expectation.includes(r.expectation.list) && d.expectation.includes(r.expectation.source), d.expectation);
   assert.deepEqual(problems, []);
   await page.close();
 });
