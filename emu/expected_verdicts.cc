@@ -78,50 +78,57 @@ std::string kind_words(const std::string& kind) {
 
 }  // namespace
 
+std::optional<ExpectationNote> expectation_for(const Expectations& expectations, const std::string& op,
+                                               const std::string& dtype, ExpectationScope scope, MacosVersion macos) {
+  for (const Expectation* found : expectations.find(op, dtype, scope, macos)) {
+    if (found->kind != ExpectationKind::kPasses) return note_of(*found, expectations.release());
+  }
+  return std::nullopt;
+}
+
 void apply_expectations(ProbeResult& r, const Expectations& expectations, ExpectationMode mode, MacosVersion macos,
                         ExpectationScope scope) {
+  if (mode == ExpectationMode::kOff) return;
+  if (const auto note = expectation_for(expectations, r.op, r.dtype, scope, macos)) apply_expectation(r, *note, mode);
+}
+
+void apply_expectation(ProbeResult& r, const ExpectationNote& note, ExpectationMode mode) {
   if (mode == ExpectationMode::kOff || r.verdict == Verdict::kSkip || r.verdict == Verdict::kXfail ||
       r.verdict == Verdict::kXpass) {
     return;
   }
-  const Expectation* e = nullptr;
-  for (const Expectation* found : expectations.find(r.op, r.dtype, scope, macos)) {
-    if (found->kind != ExpectationKind::kPasses) {
-      e = found;
-      break;
-    }
-  }
-  if (!e) return;
-  r.expectation = note_of(*e, expectations.release());
-  if (!e->is_failure()) return;
+  r.expectation = note;
   const ExpectationNote& n = *r.expectation;
+  if (n.kind == "not_a_bug" || n.kind == "passes") return;
   const bool ran_fine = r.verdict == Verdict::kPass || r.verdict == Verdict::kFallback;
-  const bool unimplemented = e->kind == ExpectationKind::kUnimplemented;
+  const bool unimplemented = n.kind == "unimplemented";
+  // A gradient's expectation, on the record of its forward operator (a training step): say so.
+  const std::string of_what = n.scope == "forward" ? "" : " (its " + n.scope + ")";
   if (mode == ExpectationMode::kPredict) {
     if (!ran_fine || (unimplemented && r.verdict == Verdict::kFallback)) return;
     r.observed = std::string(to_string(r.verdict));
     r.basis = kBasisExpectations;
-    if (unimplemented) {
+    if (unimplemented && n.scope == "forward") {
       r.verdict = Verdict::kUnsupported;
       r.message = fmt::format("{} is not implemented for {} on MPS: {} expects it to fail (emulated: it ran here)",
                               r.op, r.dtype, cited(n));
     } else {
       r.verdict = Verdict::kKnownFailure;
-      r.message = fmt::format("expected to fail on real MPS with {}: {} (emulated: here it gave {})",
+      r.message = fmt::format("expected to fail on real MPS{} with {}: {} (emulated: here it gave {})", of_what,
                               kind_words(n.kind), cited(n), r.observed);
     }
     return;
   }
-  if (ran_fine && e->kind == ExpectationKind::kFlaky) return;
+  if (ran_fine && n.kind == "flaky") return;
   const bool failed = !ran_fine || (unimplemented && r.verdict == Verdict::kFallback);
   r.observed = std::string(to_string(r.verdict));
   if (failed) {
     r.verdict = Verdict::kXfail;
-    r.message = fmt::format("expected failure ({}, {}): {}", kind_words(n.kind), cited(n), r.message);
+    r.message = fmt::format("expected failure{} ({}, {}): {}", of_what, kind_words(n.kind), cited(n), r.message);
   } else {
     r.verdict = Verdict::kXpass;
-    r.message = fmt::format("{}, though {} expects {}", r.observed == "pass" ? "passed" : "ran (on the CPU)", cited(n),
-                            kind_words(n.kind == "unimplemented" ? "a refusal" : n.kind));
+    r.message = fmt::format("{}, though {} expects {}{}", r.observed == "pass" ? "passed" : "ran (on the CPU)",
+                            cited(n), kind_words(unimplemented ? "a refusal" : n.kind), of_what);
   }
 }
 

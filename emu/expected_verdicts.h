@@ -3,6 +3,7 @@
 // Note [Expected verdicts] in expected_verdicts.cc and docs/expectations.md.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "emu/expectations.h"
@@ -23,6 +24,14 @@ std::string to_string(ExpectationMode mode);
 
 // The note a record carries of an expectation.
 ExpectationNote note_of(const Expectation& e, const std::string& release);
+
+// What an expectation does to a record of the target (Note [Expected verdicts]); `note` is the expectation's, as
+// note_of() gives it.
+void apply_expectation(ProbeResult& r, const ExpectationNote& note, ExpectationMode mode);
+
+// The first expectation of `scope` that applies to `op` x `dtype` on `macos` and is not the allow list's, as a note.
+std::optional<ExpectationNote> expectation_for(const Expectations& expectations, const std::string& op,
+                                               const std::string& dtype, ExpectationScope scope, MacosVersion macos);
 
 // Applies `expectations` (in `scope`, on macOS `macos`) to a record of the target: it keeps what the target gave in
 // `observed` when its verdict changes, and carries the expectation that applied. Records the spec already judged

@@ -39,6 +39,8 @@
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/torch_compat.h"
+#include "emu/expectations.h"
+#include "emu/expected_verdicts.h"
 #include "emu/mps_emulator.h"
 #include "model/mps_only_kernels.h"
 #include "probe/compare.h"
@@ -396,6 +398,29 @@ c10::Device device_of(const std::string& target) {
   return c10::Device(c10::kCPU);
 }
 
+// PyTorch's own expectations of real MPS for each call (Note [Expected verdicts] in emu/expected_verdicts.cc): those of
+// its operator, and in a training step, for a forward call, those of its gradient, since backward runs through it.
+void attach_expectations(ModelAudit& audit, const ModelOptions& o, const std::string& target) {
+  const emu::ExpectationMode mode = emu::expectation_mode("auto", target);
+  if (mode == emu::ExpectationMode::kOff) return;
+  const std::string release =
+      target == "mps-emu" && !o.emu_release.empty() ? o.emu_release : emu::find_release_dir(compat::kTorchVersion);
+  const std::optional<emu::Expectations> expectations = emu::load_release_expectations(release);
+  if (!expectations) return;
+  RunEnvironment& env = audit.environment;
+  env.expectations = expectations->path();
+  env.expectations_release = expectations->release();
+  env.expectations_mode = emu::to_string(mode);
+  env.expectations_macos = target == "mps-emu" ? std::to_string(o.emu_macos) : env.macos;
+  const emu::MacosVersion macos = emu::parse_macos_version(env.expectations_macos).value_or(0);
+  for (auto& c : audit.ops) {
+    c.expectation = emu::expectation_for(*expectations, c.op, c.dtype, emu::ExpectationScope::kForward, macos);
+    if (!c.expectation && audit.train && c.phase == "forward") {
+      c.expectation = emu::expectation_for(*expectations, c.op, c.dtype, emu::ExpectationScope::kGradient, macos);
+    }
+  }
+}
+
 torch::jit::Module load_model(const std::string& path) {
   if (!path_exists(path)) throw UserError("no such file", {path});
   if (is_directory(path)) throw UserError("a folder, not a TorchScript file", {path});
@@ -587,6 +612,7 @@ int run_model_audit(const ModelOptions& o, std::ostream& out, std::ostream& err)
   CallMismatch first_mismatch;
   if (differs) first_mismatch = first_mismatching_call(cpu_events, cpu_phase_ends, events, phase_ends);
   audit.ops = summarize_trace(events, phase_ends, failed_event, audit.target_error, unsupported, first_mismatch);
+  attach_expectations(audit, o, target);
 
   make_directories(o.out_dir);
   std::vector<std::string> written;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct ModelOpCall {
   double max_abs_error = 0, max_rel_error = 0;
   double seconds = 0;                            // all its calls, including the operators inside
   int64_t bytes_to_cpu = 0, bytes_from_cpu = 0;  // copied because of fallbacks
+  // PyTorch's own expectation of real MPS for the call (Note [Expected verdicts] in emu/expected_verdicts.cc): its
+  // own, or in a training step, for a forward call, its gradient's (backward runs through it).
+  std::optional<ExpectationNote> expectation;
 };
 
 struct Match {

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "emu/expected_verdicts.h"
 #include "model/model_audit.h"
 #include "report/renderers.h"
 
@@ -48,6 +49,7 @@ nlohmann::json to_json(const ModelOpCall& c) {
     j["max_abs_error"] = number(c.max_abs_error);
     j["max_rel_error"] = number(c.max_rel_error);
   }
+  if (c.expectation) j["expectation"] = to_json(*c.expectation);
   return j;
 }
 
@@ -137,6 +139,11 @@ bool ModelAudit::updated_match() const {
 }
 
 std::vector<ProbeResult> model_records(const ModelAudit& audit) {
+  const std::string& mode = audit.environment.expectations_mode;
+  const emu::ExpectationMode expecting = mode == "predict" ? emu::ExpectationMode::kPredict
+                                         : mode == "check" ? emu::ExpectationMode::kCheck
+                                                           : emu::ExpectationMode::kOff;
+  std::map<std::pair<std::string, std::string>, std::optional<ExpectationNote>> notes;  // each record's first call's
   std::map<std::pair<std::string, std::string>, ProbeResult> by_key;
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& c : audit.ops) {
@@ -166,6 +173,7 @@ std::vector<ProbeResult> model_records(const ModelAudit& audit) {
     }
     if (c.status == "failed") r.message = c.message;
     r.sample = r.sample.empty() ? c.phase : r.sample + "," + c.phase;  // where the model called it
+    if (!notes[key] && c.expectation) notes[key] = c.expectation;
     r.samples += static_cast<int>(c.calls);
     r.seconds += c.seconds;
   }
@@ -173,6 +181,8 @@ std::vector<ProbeResult> model_records(const ModelAudit& audit) {
   for (const auto& key : order) {
     ProbeResult r = std::move(by_key[key]);
     if (r.verdict == Verdict::kFallback) r.message = fmt::format("ran on the CPU: {}", fmt::join(r.fallback_ops, ", "));
+    r.basis = audit.environment.emulator.empty() ? kBasisKernel : kBasisRegistry;
+    if (const auto& note = notes[key]) emu::apply_expectation(r, *note, expecting);
     out.push_back(std::move(r));
   }
   return out;
@@ -232,6 +242,11 @@ std::string render_model_summary(const ModelAudit& a) {
       s += fmt::format("  mismatch {} ({}): the first call whose outputs differ from the CPU's: {}\n", c.op, c.phase,
                        c.mismatch_message);
     }
+    if (const auto& e = c.expectation; e && e->kind != "not_a_bug") {
+      s += fmt::format("  expected to fail on real MPS: {} ({}, {}): PyTorch {}'s {} ({}) expects {}{}\n", c.op,
+                       c.phase, c.dtype, e->release, e->list, e->source, e->kind,
+                       e->scope == "forward" ? "" : " of its " + e->scope);
+    }
     if (c.status == "native") continue;
     s += fmt::format(
         "  {:<8} {} ({}, {} call{}){}\n", c.status, c.op, c.phase, c.calls, c.calls == 1 ? "" : "s",
@@ -270,6 +285,21 @@ std::string render_model_markdown(const ModelAudit& a) {
             (c.mismatch ? ", **first mismatch**: " + markdown_cell(c.mismatch_message) : ""),
         fmt::join(c.fallback_ops, ", "), c.seconds, 100 * share(c.seconds, a.op_seconds()),
         c.bytes_to_cpu ? bytes_text(c.bytes_to_cpu) : "", c.bytes_from_cpu ? bytes_text(c.bytes_from_cpu) : "");
+  }
+  std::string expected;
+  for (const auto& c : a.ops) {
+    if (const auto& e = c.expectation; e && e->kind != "not_a_bug") {
+      expected += fmt::format("| `{}` | {} | {} | {}{} | {} | {} | {} |\n", c.op, c.phase, c.dtype, e->kind,
+                              e->scope == "forward" ? "" : " (its " + e->scope + ")", e->list, e->source,
+                              markdown_cell(e->reason));
+    }
+  }
+  if (!expected.empty()) {
+    s += fmt::format(
+        "\n## Expected to fail on real MPS\n\nPyTorch {}'s own MPS test lists, for macOS {} ({}); in a training "
+        "step a forward call carries its gradient's entry, since backward runs through it.\n\n| operator | phase | "
+        "dtype | expected | list | source | reason |\n| --- | --- | --- | --- | --- | --- | --- |\n{}",
+        a.environment.expectations_release, a.environment.expectations_macos, a.environment.expectations, expected);
   }
   s += "\n## Input shapes\n\n";
   for (const auto& c : a.ops) {

@@ -27,6 +27,11 @@ double number_or(const nlohmann::json& j, const char* key, double fallback) {
 
 }  // namespace
 
+nlohmann::json to_json(const ExpectationNote& e) {
+  return {{"kind", e.kind},     {"scope", e.scope},   {"release", e.release}, {"list", e.list},
+          {"opinfo", e.opinfo}, {"source", e.source}, {"reason", e.reason},   {"macos", e.macos}};
+}
+
 nlohmann::json to_json(const ProbeResult& r) {
   nlohmann::json j = {{"op", r.op},
                       {"dtype", r.dtype},
@@ -41,10 +46,7 @@ nlohmann::json to_json(const ProbeResult& r) {
   if (r.verdict == Verdict::kSkip) j["skip_reason"] = skip_reason(r);
   if (!r.basis.empty()) j["basis"] = r.basis;
   if (!r.observed.empty()) j["observed"] = r.observed;
-  if (const auto& e = r.expectation) {
-    j["expectation"] = {{"kind", e->kind},     {"scope", e->scope},   {"release", e->release}, {"list", e->list},
-                        {"opinfo", e->opinfo}, {"source", e->source}, {"reason", e->reason},   {"macos", e->macos}};
-  }
+  if (r.expectation) j["expectation"] = to_json(*r.expectation);
   if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
     j["max_abs_error"] = number(r.max_abs_error);
     j["max_rel_error"] = number(r.max_rel_error);

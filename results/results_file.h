@@ -77,6 +77,7 @@ struct Results {
   std::vector<ProbeResult> records;
 };
 
+nlohmann::json to_json(const ExpectationNote& e);
 nlohmann::json to_json(const ProbeResult& r);
 ProbeResult probe_result_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const RunEnvironment& env);

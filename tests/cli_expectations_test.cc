@@ -16,22 +16,6 @@ using testing::slurp;
 using testing::source_path;
 using testing::TempDir;
 
-const char* const kHead =
-    "# mps-audit-expectations/1\n"
-    "# release: 1.13.1\n"
-    "# operator\tdtypes\tkind\tscope\tmacos\tlist\topinfo\tmapping\tsource\treason\n";
-
-// PyTorch 1.13.1's registry in a folder of the test's, with these expectations.
-std::string release_with(const TempDir& dir, const std::string& rows) {
-  const std::string release = dir.path() + "/pytorch-1.13.1";
-  make_directories(release);
-  for (const char* file : {"native_functions.yaml", "mps_extra_registrations.tsv"}) {
-    dir.write(std::string("pytorch-1.13.1/") + file, slurp(source_path(std::string("data/pytorch-1.13.1/") + file)));
-  }
-  dir.write("pytorch-1.13.1/mps_expectations.tsv", kHead + rows);
-  return release;
-}
-
 struct EmulatedRun {
   testing::CommandResult result;
   nlohmann::json doc;
@@ -62,7 +46,7 @@ const char* const kRows =
 
 TEST(CliExpectations, EmulatedMpsRefusesAnUnimplementedDtypeAndShowsAnExpectedWrongResultApart) {
   TempDir dir;
-  const std::string release = release_with(dir, kRows);
+  const std::string release = testing::release_with_expectations(dir, kRows);
   const EmulatedRun on14 = run(release, dir.path() + "/14", {"--emu-macos", "14", "--format", "json,md"});
   ASSERT_EQ(on14.result.exit_code, 0) << on14.result.err;
   const auto& cos = on14.record("aten::cos");
@@ -100,10 +84,10 @@ TEST(CliExpectations, EmulatedMpsRefusesAnUnimplementedDtypeAndShowsAnExpectedWr
 // The emulator with an injected fault stands in for a real Mac: --expectations check is what --target mps does.
 TEST(CliExpectations, CheckingMarksExpectedFailuresXfailAndStaleEntriesXpassReadyToReport) {
   TempDir dir;
-  const std::string release =
-      release_with(dir,
-                   "aten::cos\tfloat32\twrong\tforward\t*\tON_MPS_XFAILLIST\tcos\taten_name\tt.py:10\tcos is off\n"
-                   "aten::sin\tfloat32\twrong\tforward\t*\tON_MPS_XFAILLIST\tsin\taten_name\tt.py:20\tsin is off\n");
+  const std::string release = testing::release_with_expectations(
+      dir,
+      "aten::cos\tfloat32\twrong\tforward\t*\tON_MPS_XFAILLIST\tcos\taten_name\tt.py:10\tcos is off\n"
+      "aten::sin\tfloat32\twrong\tforward\t*\tON_MPS_XFAILLIST\tsin\taten_name\tt.py:20\tsin is off\n");
   const EmulatedRun r = run(release, dir.path() + "/out", {"--expectations", "check", "--format", "json,md"},
                             {"MPS_AUDIT_EMU_FAULTS=aten::sin=wrong"});
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
@@ -134,7 +118,8 @@ TEST(CliExpectations, RealTargetsKeepTheirVerdictsAndAMalformedFileIsOneDiagnost
             std::string::npos)
       << predict_on_cpu.err;
 
-  const std::string release = release_with(dir, "aten::sin\tfloat32\twrnog\tforward\t*\tL\tsin\tm\ts\tr\n");
+  const std::string release =
+      testing::release_with_expectations(dir, "aten::sin\tfloat32\twrnog\tforward\t*\tL\tsin\tm\ts\tr\n");
   const EmulatedRun bad = run(release, dir.path() + "/bad", {});
   EXPECT_EQ(bad.result.exit_code, 2);
   EXPECT_NE(bad.result.err.find("mps_expectations.tsv:4:19: unknown kind 'wrnog'"), std::string::npos)

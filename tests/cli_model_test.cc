@@ -70,13 +70,15 @@ struct ModelOutcome {
   }
 };
 
+// `release`: a shipped release's version, or a release folder.
 ModelOutcome audit(const TempDir& dir, const std::string& model, std::vector<std::string> args,
                    const std::string& release = "1.13.1", const std::vector<std::string>& env = {}) {
-  std::vector<std::string> all = {"model",         model,
-                                  "--target",      "mps-emu",
-                                  "--emu-release", source_path("data/pytorch-" + release),
-                                  "--out",         dir.path() + "/out",
-                                  "--format",      "json,md,html"};
+  std::vector<std::string> all = {
+      "model",         model,
+      "--target",      "mps-emu",
+      "--emu-release", release.find('/') == std::string::npos ? source_path("data/pytorch-" + release) : release,
+      "--out",         dir.path() + "/out",
+      "--format",      "json,md,html"};
   all.insert(all.end(), args.begin(), args.end());
   ModelOutcome o;
   o.result = run_mps_audit(all, env);
@@ -173,6 +175,41 @@ TEST(CliModel, TrainingStepTracesBackwardFallbacksAndComparesGradients) {
   EXPECT_TRUE(t["gradients_match"].get<bool>());
   EXPECT_TRUE(t["updated_parameters_match"].get<bool>());
   EXPECT_EQ(o.doc["totals"]["fallback_calls"], 2);
+}
+
+// PyTorch's own expectations reach a training step (Note [Expected verdicts]): the forward call of an operator whose
+// gradient the lists expect to fail is expected to fail, and a forward expectation applies to its own calls.
+TEST(CliModel, TrainingStepCarriesPyTorchsGradientExpectations) {
+#if MPS_AUDIT_TORCH_AT_LEAST(2, 0)
+  GTEST_SKIP() << "--train on mps-emu needs libtorch 1.13 (Note [Training on emulated MPS])";
+#endif
+  TempDir dir;
+  const std::string release = testing::release_with_expectations(
+      dir,
+      "aten::cumsum\tfloat32\tcrash\tgradient\t*\tXFAILLIST_GRAD\tcumsum\taten_name\tt.py:5\tbackward hangs\n"
+      "aten::sin\tfloat32\twrong\tforward\t*\tON_MPS_XFAILLIST\tsin\taten_name\tt.py:9\tsin is off\n");
+  const ModelOutcome o = audit(dir, cumsum_model(dir), {"--input", "4x8", "--train"}, release);
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  const nlohmann::json* cumsum = o.record("aten::cumsum", "float32");
+  ASSERT_NE(cumsum, nullptr);
+  EXPECT_EQ((*cumsum)["verdict"], "known_failure");
+  EXPECT_EQ((*cumsum)["observed"], "fallback");
+  EXPECT_EQ((*cumsum)["expectation"]["scope"], "gradient");
+  EXPECT_NE((*cumsum)["message"].get<std::string>().find("(its gradient)"), std::string::npos);
+  EXPECT_EQ((*o.op("aten::cumsum", "forward"))["expectation"]["list"], "XFAILLIST_GRAD");
+  EXPECT_EQ((*o.record("aten::sin", "float32"))["verdict"], "known_failure");
+  EXPECT_EQ((*o.record("aten::sin", "float32"))["expectation"]["scope"], "forward");
+  EXPECT_EQ((*o.record("aten::matmul", "float32"))["verdict"], "pass");
+  EXPECT_EQ(o.doc["environment"]["expectations"]["mode"], "predict");
+  EXPECT_NE(o.result.out.find("expected to fail on real MPS: aten::cumsum (forward, float32): PyTorch 1.13.1's "
+                              "XFAILLIST_GRAD (t.py:5) expects crash of its gradient"),
+            std::string::npos)
+      << o.result.out;
+  const std::string md = testing::slurp(dir.path() + "/out/model.md");
+  EXPECT_NE(md.find("## Expected to fail on real MPS"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `aten::cumsum` | forward | float32 | crash (its gradient) | XFAILLIST_GRAD | t.py:5 |"),
+            std::string::npos)
+      << md;
 }
 
 // The emulator's fault injection makes the target's sin (forward) or cos (sin's derivative) wrong: the model's

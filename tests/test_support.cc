@@ -2,6 +2,7 @@
 #include "test_support.h"
 
 #include "common/diagnostics.h"
+#include "common/paths.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -118,6 +119,19 @@ void expect_diagnostic(const BadInput& c, const std::string& file,
 
 std::string bad_input_name(const ::testing::TestParamInfo<BadInput>& info) {
   return info.param.name;
+}
+
+std::string release_with_expectations(const TempDir& dir, const std::string& rows) {
+  const std::string release = dir.path() + "/pytorch-1.13.1";
+  make_directories(release);
+  for (const char* file : {"native_functions.yaml", "mps_extra_registrations.tsv"}) {
+    dir.write(std::string("pytorch-1.13.1/") + file, slurp(source_path(std::string("data/pytorch-1.13.1/") + file)));
+  }
+  dir.write("pytorch-1.13.1/mps_expectations.tsv",
+            "# mps-audit-expectations/1\n# release: 1.13.1\n"
+            "# operator\tdtypes\tkind\tscope\tmacos\tlist\topinfo\tmapping\tsource\treason\n" +
+                rows);
+  return release;
 }
 
 }  // namespace mps_audit::testing

@@ -39,6 +39,10 @@ class TempDir {
 
 std::string slurp(const std::string& path);
 
+// PyTorch 1.13.1's registry (data/pytorch-1.13.1) in `dir`/pytorch-1.13.1, with an mps_expectations.tsv of these rows
+// (docs/expectations.md) instead of the shipped one; returns the folder, for --emu-release.
+std::string release_with_expectations(const TempDir& dir, const std::string& rows);
+
 // Compares `actual` with tests/data/golden/NAME; MPS_AUDIT_UPDATE_GOLDEN=1 rewrites the file instead.
 void expect_golden(const std::string& name, const std::string& actual);
 
