@@ -57,4 +57,12 @@ std::string read_file(const std::string& path) {
   return buffer.str();
 }
 
+void emit(const std::string& text, const std::string& output, std::ostream& out) {
+  if (output.empty() || output == "-") {
+    out << text;
+  } else {
+    write_file_atomically(output, text);
+  }
+}
+
 }  // namespace mps_audit

@@ -2,6 +2,7 @@
 // then rename it over the target.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -9,6 +10,9 @@ namespace mps_audit {
 
 // Replaces `path` with `content` atomically; throws UserError when the file cannot be written.
 void write_file_atomically(const std::string& path, std::string_view content);
+
+// A command's output: to `out` when `output` is empty or "-", else into that file, atomically.
+void emit(const std::string& text, const std::string& output, std::ostream& out);
 
 // Reads a whole file; throws UserError naming the file when it is missing or unreadable.
 std::string read_file(const std::string& path);

@@ -39,14 +39,6 @@ RegistryFormat format_or_throw(const std::string& name) {
   return *f;
 }
 
-void emit(const std::string& text, const std::string& output, std::ostream& out) {
-  if (output.empty() || output == "-") {
-    out << text;
-  } else {
-    write_file_atomically(output, text);
-  }
-}
-
 }  // namespace
 
 Registry load_registry(const std::string& source, const std::string& extra_registrations, const std::string& key) {

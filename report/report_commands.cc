@@ -22,14 +22,6 @@ void check_format(const std::string& format, const std::vector<std::string>& all
                               did_you_mean(format, allowed)));
 }
 
-void emit(const std::string& text, const std::string& output, std::ostream& out) {
-  if (output.empty()) {
-    out << text;
-  } else {
-    write_file_atomically(output, text);
-  }
-}
-
 }  // namespace
 
 int run_render(const RenderCommandOptions& o, std::ostream& out) {
