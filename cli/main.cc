@@ -22,6 +22,7 @@
 #include "common/diagnostics.h"
 #include "common/environment.h"
 #include "common/torch_info.h"
+#include "emu/timeline.h"
 #include "model/model_audit.h"
 #include "probe/runner.h"
 #include "registry/registry_command.h"
@@ -122,6 +123,15 @@ int main(int argc, char** argv) {
                   "Recorded samples to replay (tools/record_samples.py), or 'none' (default: the linked release's)");
   run->add_option("--shard", run_opts.shard, "K/N: run the K-th of N balanced slices of the plan (see merge)");
 
+  emu::TimelineOptions timeline_opts;
+  CLI::App* timeline = app.add_subcommand(
+      "timeline", "Which release runs each operator on MPS: native since, expected to work since, per dtype");
+  timeline->add_option("--ops", timeline_opts.ops, "Regular expression on 'aten::name.overload' (default: all)");
+  timeline->add_option("--macos", timeline_opts.macos, "macOS version to read PyTorch's lists' conditions for")
+      ->capture_default_str();
+  timeline->add_option("--format", timeline_opts.format, "text, md or json")->capture_default_str();
+  timeline->add_option("-o,--output", timeline_opts.output, "Write to this file instead of standard output");
+
   MergeOptions merge_opts;
   CLI::App* merge = app.add_subcommand("merge", "Combine the results.json of the shards of a run into one");
   merge->add_option("inputs", merge_opts.inputs, "results.json of each shard")->required();
@@ -210,6 +220,7 @@ int main(int argc, char** argv) {
       if (model->parsed()) return run_model_audit(model_opts, std::cout, std::cerr);
       if (worker->parsed()) return run_worker(worker_opts, std::cout);
       if (merge->parsed()) return run_merge(merge_opts, std::cout);
+      if (timeline->parsed()) return emu::run_timeline(timeline_opts, std::cout);
       if (diff->parsed()) return run_registry_diff(diff_opts, std::cout);
       if (render->parsed()) return run_render(render_opts, std::cout);
       if (gate->parsed()) return run_diff(gate_opts, std::cout);

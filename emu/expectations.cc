@@ -231,6 +231,20 @@ bool Expectations::names(const std::string& op) const {
   return by_op_.count(op) || by_op_.count(base_operator_name(op));
 }
 
+std::vector<const Expectation*> Expectations::naming(const std::string& op) const {
+  std::vector<size_t> rows;
+  const auto take = [&](const std::string& key) {
+    if (const auto it = by_op_.find(key); it != by_op_.end())
+      rows.insert(rows.end(), it->second.begin(), it->second.end());
+  };
+  take(op);
+  if (const std::string base = base_operator_name(op); base != op) take(base);
+  std::sort(rows.begin(), rows.end());
+  std::vector<const Expectation*> out;
+  for (size_t i : rows) out.push_back(&rows_[i]);
+  return out;
+}
+
 std::optional<Expectations> load_release_expectations(const std::string& release_dir) {
   if (release_dir.empty()) return std::nullopt;
   const std::string path = join_path(release_dir, kExpectationsFile);

@@ -70,6 +70,8 @@ class Expectations {
                                        MacosVersion macos) const;
   // Whether any row names this operator (its overload or its base name), whatever its scope, dtype or condition.
   bool names(const std::string& op) const;
+  // The rows that name this operator (its overload or its base name; not the every-operator rows), in file order.
+  std::vector<const Expectation*> naming(const std::string& op) const;
 
  private:
   std::string path_, release_;

@@ -101,6 +101,7 @@
 #include "emu/expectations.h"
 #include "emu/expected_verdicts.h"
 #include "emu/mps_emulator.h"
+#include "emu/timeline.h"
 #include "probe/caught_faults.h"
 #include "probe/dtypes.h"
 #include "probe/probe_costs.h"
@@ -1726,6 +1727,17 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
 
   Results doc;
   doc.environment = env;
+  // Which release first had a native MPS kernel of each operator (the HTML report's "native since"), from the shipped
+  // releases' registries. Read here, not beside the workers: the run starts no threads (Note [Forked workers]).
+  if (target == "mps" || target == "mps-emu") {
+    std::vector<std::string> ops;
+    for (const auto& p : plan) {
+      if (ops.empty() || ops.back() != p.op) ops.push_back(p.op);
+    }
+    std::map<std::string, const Registry*> loaded;
+    if (target == "mps-emu" && !release_version.empty()) loaded[release_version] = &statuses;
+    doc.timeline = emu::native_since(ops, loaded);
+  }
   doc.run.planned = plan.size();
   doc.run.finished = finished;
   doc.run.shard = shard.to_string();

@@ -136,7 +136,9 @@ std::vector<std::string> statuses_of(const std::vector<Results>& runs, const std
 //   records: [op, column, verdict, message, sample, samples, seconds, fallback_ops, warnings, skip_reason,
 //             max_abs_error, max_rel_error, mismatches, first_mismatch, basis (0: the run's, `bases`), observed,
 //             PyTorch's expectation]   (strings as numbers into `strings`)
-//   ops:     [name, group, worst verdict, [registry status per run, -1 where the run lacks the operator]]
+//   ops:     [name, group, worst verdict, [registry status per run, -1 where the run lacks the operator],
+//             the first release with a native MPS kernel (a string; 0: none, or no timeline)]
+//   timeline: the releases the runs' timeline looked at (results.json's "timeline"), empty without one
 //   columns: [run, dtype]
 nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std::string>& names,
                          const std::vector<std::string>& statuses) {
@@ -215,15 +217,26 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
   }
   json ops = json::array();
   for (size_t i = 0; i < op_names.size(); ++i) {
+    std::string since;  // the first run's that knows it
+    for (const auto& run : runs) {
+      if (const auto it = run.timeline.native_since.find(op_names[i]); it != run.timeline.native_since.end()) {
+        since = it->second;
+        break;
+      }
+    }
     ops.push_back({op_names[i],
                    std::find(op_groups().begin(), op_groups().end(), op_group(op_names[i])) - op_groups().begin(),
-                   verdict_index(worst[i]), op_status[i]});
+                   verdict_index(worst[i]), op_status[i], strings.id(since)});
+  }
+  json timeline = json::array();
+  for (const auto& run : runs) {
+    if (timeline.empty() && !run.timeline.releases.empty()) timeline = run.timeline.releases;
   }
   json bases = json::array();
   for (const auto& run : runs) bases.push_back(run_basis(run.environment));
-  return {{"runs", names},        {"verdicts", verdicts},         {"groups", groups},
-          {"statuses", statuses}, {"columns", columns},           {"ops", ops},
-          {"records", records},   {"strings", strings.strings()}, {"bases", bases}};
+  return {{"runs", names},      {"verdicts", verdicts}, {"groups", groups},   {"statuses", statuses},
+          {"columns", columns}, {"ops", ops},           {"records", records}, {"strings", strings.strings()},
+          {"bases", bases},     {"timeline", timeline}};
 }
 
 // --- charts (inline SVG) ---------------------------------------------------------------------------------------
@@ -405,7 +418,8 @@ constexpr const char* kScript = R"JS(
   const t0 = performance.now();
   const D = JSON.parse(document.getElementById("mps-audit-data").textContent);
   const S = D.strings, V = D.verdicts, ops = D.ops, recs = D.records, cols = D.columns;
-  const nc = cols.length, FIXED = 3;
+  // With a release timeline (MPS runs), a fourth fixed column: the first shipped release with a native MPS kernel.
+  const SINCE = D.timeline.length > 0, nc = cols.length, FIXED = SINCE ? 4 : 3;
   const table = document.getElementById("matrix"), tbody = table.tBodies[0];
   const ESC = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
@@ -424,7 +438,9 @@ constexpr const char* kScript = R"JS(
   cols.forEach((c, i) => runCols[c[0]].push(i));
   let head = '<tr><th class="sort" data-sort="name" rowspan="2" scope="col">operator</th>' +
       '<th class="sort" data-sort="group" rowspan="2" scope="col">group</th>' +
-      '<th class="sort" data-sort="status" rowspan="2" scope="col">registry status</th>';
+      '<th class="sort" data-sort="status" rowspan="2" scope="col">registry status</th>' +
+      (SINCE ? '<th class="sort" data-sort="since" rowspan="2" scope="col" title="the first of the releases ' +
+               esc(D.timeline.join(", ")) + ' with a native MPS kernel">native since</th>' : "");
   D.runs.forEach((name, r) => {
     if (runCols[r].length) {
       head += '<th class="run" data-run="' + r + '" colspan="' + runCols[r].length + '" scope="colgroup">' +
@@ -449,7 +465,8 @@ constexpr const char* kScript = R"JS(
     const o = ops[i];
     const name = esc(o[0]);
     let row = '<tr data-o="' + i + '"><th scope="row" title="' + name + '">' + name + '</th><td class="g">' + esc(D.groups[o[1]]) +
-        '</td><td class="s">' + esc(statusText(o)) + "</td>";
+        '</td><td class="s">' + esc(statusText(o)) + "</td>" +
+        (SINCE ? '<td class="ns">' + esc(S[o[4]] || "not yet") + "</td>" : "");
     for (let c = 0; c < nc; c++) {
       const r = cell[i * nc + c], f = firstCol[c] ? " first" : "";
       row += r < 0 ? '<td class="n' + f + '"></td>' : '<td class="v' + recs[r][2] + f + '">' + sym[recs[r][2]] + "</td>";
@@ -536,6 +553,7 @@ constexpr const char* kScript = R"JS(
     name: null,
     group: (i) => ops[i][1],
     status: statusKey,
+    since: (i) => { const k = D.timeline.indexOf(S[ops[i][4]]); return k < 0 ? 1e9 : k; },
     worst: (i) => -V[ops[i][2]].severity,
   };
   table.tHead.addEventListener("click", (e) => {

@@ -107,6 +107,7 @@ Results merge_results(const std::vector<MergeInput>& parts) {
 
   Results merged;
   merged.environment = first.results.environment;
+  merged.timeline.releases = first.results.timeline.releases;
   std::map<std::pair<std::string, std::string>, const std::string*> seen;
   std::vector<std::string> interrupted;
   for (const auto& part : parts) {
@@ -119,6 +120,8 @@ Results merge_results(const std::vector<MergeInput>& parts) {
       }
       merged.records.push_back(r);
     }
+    merged.timeline.native_since.insert(part.results.timeline.native_since.begin(),
+                                        part.results.timeline.native_since.end());
     merged.run.planned += part.results.run.planned;
     merged.run.finished += part.results.run.finished;
     if (!part.results.run.interrupted.empty()) {

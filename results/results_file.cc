@@ -215,6 +215,9 @@ nlohmann::json results_document(const Results& results, bool with_records) {
   if (with_records) {
     for (const auto& r : results.records) arr.push_back(to_json(r));
   }
+  if (!results.timeline.releases.empty()) {
+    doc["timeline"] = {{"releases", results.timeline.releases}, {"native_since", results.timeline.native_since}};
+  }
   doc["results"] = std::move(arr);
   return doc;
 }
@@ -309,6 +312,10 @@ Results parse_results(const std::string& text, const std::string& path) {
   try {
     results.environment = run_environment_from_json(doc["environment"]);
     for (const auto& r : doc["results"]) results.records.push_back(probe_result_from_json(r));
+    if (const auto t = doc.find("timeline"); t != doc.end() && t->is_object()) {
+      results.timeline.releases = t->value("releases", std::vector<std::string>{});
+      results.timeline.native_since = t->value("native_since", std::map<std::string, std::string>{});
+    }
     if (doc.contains("run")) {
       const auto& run = doc["run"];
       results.run.planned = run.value("planned", results.records.size());

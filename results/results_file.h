@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,11 +71,18 @@ struct RunProgress {
   size_t not_run() const { return planned > finished ? planned - finished : 0; }
 };
 
+// For MPS runs, which shipped release first had a native MPS kernel of each operator probed (emu/timeline.h).
+struct ReleaseTimeline {
+  std::vector<std::string> releases;                // the shipped releases it looked at, oldest first
+  std::map<std::string, std::string> native_since;  // op -> release; absent: none of them
+};
+
 struct Results {
   int schema_version = kResultsSchemaVersion;
   RunEnvironment environment;
   RunProgress run;
   std::vector<ProbeResult> records;
+  ReleaseTimeline timeline;  // empty for runs on other targets, and in older files
 };
 
 nlohmann::json to_json(const ExpectationNote& e);

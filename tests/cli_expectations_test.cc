@@ -128,5 +128,44 @@ TEST(CliExpectations, RealTargetsKeepTheirVerdictsAndAMalformedFileIsOneDiagnost
   EXPECT_FALSE(path_exists(dir.path() + "/bad/results.json"));
 }
 
+// "Which release do I need?" over the shipped releases, and one more in $MPS_AUDIT_DATA_DIR.
+TEST(CliTimeline, FirstNativeAndFirstExpectedToWorkReleasePerOperatorAndDtype) {
+  const auto json = [](const testing::CommandResult& r) { return nlohmann::json::parse(r.out); };
+  const auto shipped =
+      run_mps_audit({"timeline", "--ops", "^aten::(round\\.decimals|pow\\.Tensor_Scalar)$", "--format", "json"});
+  ASSERT_EQ(shipped.exit_code, 0) << shipped.err;
+  const auto doc = json(shipped);
+  EXPECT_EQ(doc["releases"], nlohmann::json({"1.13.1", "2.6.0", "2.11.0"}));
+  ASSERT_EQ(doc["ops"].size(), 2u);
+  const auto& pow = doc["ops"][0];
+  EXPECT_EQ(pow["op"], "aten::pow.Tensor_Scalar");
+  EXPECT_EQ(pow["native_since"], "1.13.1");
+  // 1.13.1's lists are an allow list, and it names pow only in float16: float32 is expected to work from 2.6.0 on.
+  EXPECT_EQ(pow["works_since"], "2.6.0");
+  EXPECT_EQ(pow["dtypes"]["float16"]["works_since"], "1.13.1");
+  const auto& round = doc["ops"][1];
+  EXPECT_EQ(round["native_since"], "2.11.0");
+  EXPECT_TRUE(round["dtypes"]["int64"]["works_since"].is_null());
+  EXPECT_NE(round["dtypes"]["int64"]["held_back_by"].get<std::string>().find("UNIMPLEMENTED_XFAILLIST"),
+            std::string::npos);
+
+  // A newer release whose lists no longer name round.decimals for int64.
+  TempDir data;
+  make_directories(data.path() + "/pytorch-9.0.0");
+  data.write("pytorch-9.0.0/native_functions.yaml", slurp(source_path("data/pytorch-2.11.0/native_functions.yaml")));
+  data.write("pytorch-9.0.0/mps_expectations.tsv", "# mps-audit-expectations/1\n# release: 9.0.0\n");
+  const auto newer = run_mps_audit({"timeline", "--ops", "^aten::round\\.decimals$", "--format", "json"},
+                                   {"MPS_AUDIT_DATA_DIR=" + data.path()});
+  ASSERT_EQ(newer.exit_code, 0) << newer.err;
+  EXPECT_EQ(json(newer)["releases"].back(), "9.0.0");
+  EXPECT_EQ(json(newer)["ops"][0]["dtypes"]["int64"]["works_since"], "9.0.0");
+
+  const auto md = run_mps_audit({"timeline", "--ops", "^aten::round\\.decimals$", "--format", "md"});
+  EXPECT_NE(md.out.find("| `aten::round.decimals` | 2.11.0 | 2.11.0 |"), std::string::npos) << md.out;
+  const auto bad = run_mps_audit({"timeline", "--format", "yaml"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("unknown format 'yaml', expected text, md or json"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace mps_audit

@@ -61,9 +61,10 @@ function matrixCells(page) {
     const out = [];
     for (const tr of document.querySelectorAll("#matrix tbody tr")) {
       const cells = tr.querySelectorAll("td");
-      // group, status, one per column, worst
+      // group, status, native since (MPS runs), one per column, worst
+      const fixed = cells.length - dtypes.length - 1;
       for (let c = 0; c < dtypes.length; c++) {
-        const td = cells[2 + c];
+        const td = cells[fixed + c];
         const v = [...td.classList].find((k) => /^v\d+$/.test(k));
         if (!v) continue;
         out.push({ op: tr.cells[0].textContent, dtype: dtypes[c], verdict: v,
@@ -86,7 +87,8 @@ async function clickCell(page, op, dtype) {
   const cell = await page.evaluateHandle((op, dtype) => {
     const c = [...document.querySelectorAll("#matrix thead tr.dt th")].findIndex((th) => th.textContent === dtype);
     const tr = [...document.querySelectorAll("#matrix tbody tr")].find((r) => r.cells[0].textContent === op);
-    return tr.cells[3 + c];
+    const fixed = document.querySelectorAll("#matrix thead tr:first-child th[rowspan]").length - 1;  // less "worst"
+    return tr.cells[fixed + c];
   }, op, dtype);
   await cell.click();
   return page.evaluate(() => ({
@@ -241,6 +243,24 @@ test("a record PyTorch's own lists expect to fail shows what the emulator saw an
   assert.match(d.verdict, /known_failure/);
   assert.equal(d.observed, r.observed);
   assert.ok(d.expectation.includes(r.expectation.list) && d.expectation.includes(r.expectation.source), d.expectation);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("an MPS run's matrix says which release first had a native MPS kernel of each operator", async () => {
+  const doc = JSON.parse(readFileSync(join(work, "run/results.json"), "utf8"));
+  assert.deepEqual(doc.timeline.releases, ["1.13.1", "2.6.0", "2.11.0"]);
+  const { page, problems } = await open(join(work, "run/results.html"));
+  const since = new Map(await page.$$eval("#matrix tbody tr", (trs) =>
+    trs.map((tr) => [tr.cells[0].textContent, tr.querySelector("td.ns").textContent])));
+  assert.equal(since.get("aten::add.Tensor"), doc.timeline.native_since["aten::add.Tensor"]);
+  assert.equal(since.get("aten::add.Tensor"), "1.13.1");
+  assert.equal(since.get("aten::cumsum"), "2.6.0");
+  assert.equal(since.get("aten::linalg_inv"), "not yet");
+  await page.click('th[data-sort="since"]');
+  const order = await page.$$eval("#matrix tbody tr", (trs) => trs.map((tr) => tr.querySelector("td.ns").textContent));
+  const rank = (v) => (v === "not yet" ? 99 : doc.timeline.releases.indexOf(v));
+  assert.deepEqual(order.map(rank), [...order.map(rank)].sort((a, b) => a - b));
   assert.deepEqual(problems, []);
   await page.close();
 });

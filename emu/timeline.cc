@@ -1,0 +1,220 @@
+// The release timeline of MPS support, from the shipped registries and PyTorch's own expectations.
+#include "emu/timeline.h"
+
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "common/diagnostics.h"
+#include "common/output_file.h"
+#include "common/text.h"
+#include "emu/expectations.h"
+#include "registry/registry_command.h"
+#include "registry/release_data.h"
+
+namespace mps_audit::emu {
+namespace {
+
+std::vector<ShippedRelease> releases_or_throw() {
+  std::vector<ShippedRelease> shipped = shipped_releases();
+  if (shipped.empty()) {
+    throw UserError(
+        "no release data found: the timeline reads the pytorch-X.Y.Z folders of $MPS_AUDIT_DATA_DIR "
+        "and of the source tree's data/");
+  }
+  return shipped;
+}
+
+// Runs on MPS without the CPU fallback: a kernel of its own, or one composed of other operators.
+bool runs_on_mps(const std::string& status) {
+  return status == "native" || status == "composite_explicit" || status == "composite_implicit";
+}
+
+// The failure PyTorch's lists expect of `op` in `dtype` (forward, on `macos`), or nullptr.
+const Expectation* expected_failure(const std::optional<Expectations>& e, const std::string& op,
+                                    const std::string& dtype, MacosVersion macos) {
+  if (!e) return nullptr;
+  for (const Expectation* x : e->find(op, dtype, ExpectationScope::kForward, macos)) {
+    if (x->is_failure()) return x;
+  }
+  return nullptr;
+}
+
+// Whether the lists expect `op` to work in `dtype` on MPS. Lists of failures (2.x) expect whatever they do not name
+// to work; a release whose lists are an allow list of what passed (1.13.1) expects only what that names.
+bool expected_to_work(const std::optional<Expectations>& e, bool allow_list, const std::string& op,
+                      const std::string& dtype, MacosVersion macos) {
+  if (!e) return !allow_list;
+  bool allowed = !allow_list;
+  for (const Expectation* x : e->find(op, dtype, ExpectationScope::kForward, macos)) {
+    if (x->is_failure()) return false;
+    allowed = allowed || x->kind == ExpectationKind::kPasses;
+  }
+  return allowed;
+}
+
+std::string or_not_yet(const std::string& release) {
+  return release.empty() ? "not yet" : release;
+}
+
+}  // namespace
+
+Timeline compute_timeline(const std::string& ops_regex, int macos_major) {
+  std::regex filter;
+  try {
+    filter = std::regex(ops_regex.empty() ? ".*" : ops_regex);
+  } catch (const std::regex_error& e) {
+    throw UserError(fmt::format("--ops: invalid regular expression '{}': {}", ops_regex, e.what()));
+  }
+  Timeline t;
+  t.macos = std::to_string(macos_major);
+  const MacosVersion macos = macos_major * 100;
+  std::vector<Registry> registries;
+  std::vector<std::optional<Expectations>> expectations;
+  std::vector<bool> allow_list;
+  for (const auto& r : releases_or_throw()) {
+    t.releases.push_back(r.version);
+    t.dirs.push_back(r.dir);
+    registries.push_back(load_registry(r.dir, "", "MPS"));
+    expectations.push_back(load_release_expectations(r.dir));
+    if (!expectations.back()) t.without_expectations.push_back(r.version);
+    const auto& rows = expectations.back() ? expectations.back()->rows() : std::vector<Expectation>();
+    allow_list.push_back(
+        std::any_of(rows.begin(), rows.end(), [](const Expectation& x) { return x.kind == ExpectationKind::kPasses; }));
+  }
+  std::set<std::string> names;
+  for (const auto& reg : registries) {
+    for (const auto& e : reg.ops) {
+      if (std::regex_search(e.name, filter)) names.insert(e.name);
+    }
+  }
+  for (const auto& name : names) {
+    OpTimeline o;
+    o.op = name;
+    std::set<std::string> dtypes;  // that some release's lists name for this operator
+    for (size_t i = 0; i < registries.size(); ++i) {
+      const RegistryEntry* e = registries[i].find(name);
+      o.status.push_back(e ? std::string(to_string(e->status)) : "absent");
+      if (o.native_since.empty() && o.status.back() == "native") o.native_since = t.releases[i];
+      if (!expectations[i]) continue;
+      for (const Expectation* x : expectations[i]->naming(name)) {
+        if (x->scope == ExpectationScope::kForward && x->kind != ExpectationKind::kNotABug) {
+          dtypes.insert(x->dtypes.begin(), x->dtypes.end());
+        }
+      }
+    }
+    dtypes.erase("complex32");  // not a dtype the tool probes, nor one MPS tensors take
+    const auto works_since = [&](const std::string& dtype) {
+      for (size_t i = 0; i < registries.size(); ++i) {
+        if (runs_on_mps(o.status[i]) && expected_to_work(expectations[i], allow_list[i], name, dtype, macos)) {
+          return t.releases[i];
+        }
+      }
+      return std::string();
+    };
+    o.works_since = works_since("float32");
+    for (const auto& d : dtypes) {
+      o.dtype_works_since[d] = works_since(d);
+      if (const Expectation* x = expected_failure(expectations.back(), name, d, macos)) {
+        o.dtype_held_back_by[d] = fmt::format("{} {}, {}", x->list, to_string(x->kind), x->source);
+      }
+    }
+    t.ops.push_back(std::move(o));
+  }
+  return t;
+}
+
+ReleaseTimeline native_since(const std::vector<std::string>& ops,
+                             const std::map<std::string, const Registry*>& loaded) {
+  ReleaseTimeline out;
+  for (const auto& r : shipped_releases()) {
+    out.releases.push_back(r.version);
+    const auto known = loaded.find(r.version);
+    const Registry read = known == loaded.end() ? load_registry(r.dir, "", "MPS") : Registry();
+    const Registry& reg = known == loaded.end() ? read : *known->second;
+    for (const auto& op : ops) {
+      const RegistryEntry* e = reg.find(op);
+      if (e && e->status == OpStatus::kNative && !out.native_since.count(op)) out.native_since[op] = r.version;
+    }
+  }
+  return out;
+}
+
+std::string render_timeline(const Timeline& t, const std::string& format) {
+  const std::string releases = fmt::format("{}", fmt::join(t.releases, ", "));
+  const std::string lacking = t.without_expectations.empty()
+                                  ? ""
+                                  : fmt::format(" ({} ship no expectations)", fmt::join(t.without_expectations, ", "));
+  if (format == "json") {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& o : t.ops) {
+      nlohmann::json dtypes = nlohmann::json::object();
+      for (const auto& [d, since] : o.dtype_works_since) {
+        dtypes[d] = {{"works_since", since.empty() ? nlohmann::json() : nlohmann::json(since)}};
+        if (const auto it = o.dtype_held_back_by.find(d); it != o.dtype_held_back_by.end()) {
+          dtypes[d]["held_back_by"] = it->second;
+        }
+      }
+      ops.push_back({{"op", o.op},
+                     {"status", o.status},
+                     {"native_since", o.native_since.empty() ? nlohmann::json() : nlohmann::json(o.native_since)},
+                     {"works_since", o.works_since.empty() ? nlohmann::json() : nlohmann::json(o.works_since)},
+                     {"dtypes", dtypes}});
+    }
+    return nlohmann::json{{"releases", t.releases},
+                          {"release_dirs", t.dirs},
+                          {"macos", t.macos},
+                          {"without_expectations", t.without_expectations},
+                          {"ops", ops}}
+               .dump(1) +
+           "\n";
+  }
+  const auto dtype_text = [](const OpTimeline& o, const char* separator) {
+    std::vector<std::string> parts;
+    for (const auto& [d, since] : o.dtype_works_since) {
+      const auto it = o.dtype_held_back_by.find(d);
+      parts.push_back(since.empty() && it != o.dtype_held_back_by.end() ? fmt::format("{}: not yet ({})", d, it->second)
+                                                                        : fmt::format("{}: {}", d, or_not_yet(since)));
+    }
+    return fmt::format("{}", fmt::join(parts, separator));
+  };
+  std::string out;
+  if (format == "md") {
+    out += fmt::format(
+        "# Which release runs each operator on MPS\n\nPyTorch {}{}; PyTorch's own MPS test lists read for macOS {}. "
+        "*Native since*: the first release with an MPS kernel of its own; *works since*: the first where it runs on "
+        "MPS without the CPU fallback and the lists expect no failure in float32; then each dtype the lists single "
+        "out.\n\n| operator | native since | works since | by dtype |\n| --- | --- | --- | --- |\n",
+        releases, lacking, t.macos);
+    for (const auto& o : t.ops) {
+      out += fmt::format("| `{}` | {} | {} | {} |\n", o.op, or_not_yet(o.native_since), or_not_yet(o.works_since),
+                         dtype_text(o, "<br>"));
+    }
+    return out;
+  }
+  out += fmt::format("Which release runs each operator on MPS: PyTorch {}{}; PyTorch's own lists read for macOS {}\n",
+                     releases, lacking, t.macos);
+  out += fmt::format("{:<48} {:<13} {:<12} {}\n", "operator", "native since", "works since", "by dtype");
+  for (const auto& o : t.ops) {
+    out += fmt::format("{:<48} {:<13} {:<12} {}\n", o.op, or_not_yet(o.native_since), or_not_yet(o.works_since),
+                       dtype_text(o, "; "));
+  }
+  return out;
+}
+
+int run_timeline(const TimelineOptions& options, std::ostream& out) {
+  if (options.format != "text" && options.format != "md" && options.format != "json") {
+    throw UserError(fmt::format("unknown format '{}', expected text, md or json{}", options.format,
+                                did_you_mean(options.format, {"text", "md", "json"})));
+  }
+  if (options.macos < 11 || options.macos > 30) {
+    throw UserError(fmt::format("--macos {} is not a macOS version", options.macos));
+  }
+  emit(render_timeline(compute_timeline(options.ops, options.macos), options.format), options.output, out);
+  return kExitOk;
+}
+
+}  // namespace mps_audit::emu

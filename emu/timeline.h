@@ -1,0 +1,56 @@
+// "Which release do I need?": over the shipped releases (data/pytorch-X.Y.Z), for each operator, the first release
+// with a native MPS kernel and the first that PyTorch's own MPS test lists expect to work, per dtype where they say
+// more (docs/expectations.md). `mps-audit timeline`, and the "native since" column of the HTML report.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "registry/registry.h"
+#include "results/results_file.h"
+
+namespace mps_audit::emu {
+
+struct OpTimeline {
+  std::string op;                   // "aten::pow.Tensor_Scalar"
+  std::vector<std::string> status;  // per release: its registry status for MPS, "absent" where it lacks the operator
+  std::string native_since;         // the first release with a native MPS kernel; empty: none yet
+  // The first release where it runs on MPS without the CPU fallback (a native kernel or a composite of other
+  // operators) and PyTorch's lists expect no failure for float32; empty: none yet.
+  std::string works_since;
+  // Dtypes the lists say something of in any release (not their every-operator rules): the first release expected to
+  // work in that dtype; empty: none yet. With the list entry that holds it back in the newest release.
+  std::map<std::string, std::string> dtype_works_since;
+  std::map<std::string, std::string> dtype_held_back_by;
+};
+
+struct Timeline {
+  std::vector<std::string> releases;  // oldest first
+  std::vector<std::string> dirs;
+  std::string macos;                              // the macOS the lists' conditions were read for ("14")
+  std::vector<std::string> without_expectations;  // releases that ship no mps_expectations.tsv
+  std::vector<OpTimeline> ops;                    // by name
+};
+
+struct TimelineOptions {
+  std::string ops;  // regular expression on "aten::name.overload"; empty: every operator
+  int macos = 14;
+  std::string format = "text";  // text, md, json
+  std::string output;           // a file; empty or "-": standard output
+};
+
+// Over the shipped releases (registry/release_data.h). Throws UserError for a bad --ops or when none is shipped.
+Timeline compute_timeline(const std::string& ops_regex, int macos);
+// Only the native-since column, for the operators of a run: the shipped releases, and for each of `ops` the first of
+// them with a native MPS kernel. `loaded`: a release's MPS registry the caller has already (version -> registry).
+ReleaseTimeline native_since(const std::vector<std::string>& ops,
+                             const std::map<std::string, const Registry*>& loaded = {});
+
+std::string render_timeline(const Timeline& t, const std::string& format);
+
+int run_timeline(const TimelineOptions& options, std::ostream& out);
+
+}  // namespace mps_audit::emu
