@@ -1466,6 +1466,7 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
     throw UserError(fmt::format("--emu-macos {} is not a macOS version", o.emu_macos));
   std::string why;
   const std::string target = resolve_target(o.target, why);
+  const emu::ExpectationMode expectation_mode = emu::expectation_mode(o.expectations, target);
   const std::vector<std::string> known = aten_ops();
   const std::string spec_text = read_file(o.spec);
   check_spec_not_empty(spec_text, o.spec);
@@ -1494,7 +1495,6 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   const Registry statuses =
       load_registry(target == "mps-emu" ? release_dir : std::string(kLiveSource), "", registry_key(target));
   // PyTorch's own expectations of real MPS: the emulated release's, or on a Mac the linked release's.
-  const emu::ExpectationMode expectation_mode = emu::expectation_mode(o.expectations, target);
   std::optional<emu::Expectations> expectations;
   const std::string host_macos = target == "mps" ? macos_version() : "";
   const emu::MacosVersion macos =
