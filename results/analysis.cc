@@ -171,16 +171,18 @@ std::string expectations_sentence(const Results& results) {
   const std::string whose = fmt::format("PyTorch {}'s own MPS test lists ({}), for macOS {}",
                                         env.expectations_release.empty() ? "?" : env.expectations_release,
                                         env.expectations, env.expectations_macos);
+  const auto pairs = [](size_t n) { return fmt::format("{} op x dtype pair{}", n, n == 1 ? "" : "s"); };
   if (env.expectations_mode == "check") {
     return fmt::format(
-        "{}: {} op x dtype pairs failed as they expect (xfail), {} passed though they expect a failure "
-        "(xpass: the lists look stale)",
-        whose, xfail, xpass);
+        "{}: {} failed as they expect (xfail), {} passed though they expect a failure (xpass: the "
+        "lists look stale)",
+        whose, pairs(xfail), xpass);
   }
   return fmt::format(
-      "{}: {} op x dtype pairs they expect to fail on a real Mac ran fine here: {} refused as not "
-      "implemented for their dtype, {} known_failure; {} records carry an entry of theirs",
-      whose, refused + known, refused, known, carried);
+      "{}: {} they expect to fail on a real Mac ran fine here: {} refused as not implemented for "
+      "their dtype, {} known_failure; {} an entry of theirs",
+      whose, pairs(refused + known), refused, known,
+      carried == 1 ? "1 record carries" : fmt::format("{} records carry", carried));
 }
 
 std::string_view verdict_symbol(Verdict v) {
