@@ -4,6 +4,7 @@
 #   TORCH_PREFIX=<dir>   use this libtorch (a torch wheel's: python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 #   BUILD_DIR=<dir>      build folder (default build)
 #   CMAKE_FLAGS=...      more flags for cmake's configure step
+#   CI=true              the library's compiler warnings are errors (MPS_AUDIT_WERROR), so that a new one fails CI
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 ifeq ($(shell uname -s),Darwin)
@@ -24,7 +25,8 @@ setup:
 
 configure: setup
 	@test -f $(BUILD_DIR)/CMakeCache.txt || cmake -S . -B $(BUILD_DIR) \
-	  $(if $(TORCH_PREFIX),-DCMAKE_PREFIX_PATH=$(TORCH_PREFIX)) $(CMAKE_FLAGS)
+	  $(if $(TORCH_PREFIX),-DCMAKE_PREFIX_PATH=$(TORCH_PREFIX)) $(if $(filter true 1,$(CI)),-DMPS_AUDIT_WERROR=ON) \
+	  $(CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD_DIR) -j$(JOBS)

@@ -160,6 +160,30 @@ std::vector<DeviceMemory> device_memory_of(const c10::FunctionSchema& schema, co
   return out;
 }
 
+#ifdef __linux__
+namespace {
+
+// Runs f with the handler armed: true when a fault caught in it came back here instead of returning. The jump
+// back lands in this frame alone, which holds nothing across sigsetjmp but `f` (never used after the jump): the
+// caller's locals live in a frame the jump does not return into, so none of them can be left stale in a register
+// (C11 7.13.2.1), and the compiler does not inline a function that calls sigsetjmp.
+__attribute__((noinline)) bool faulted_while_running(const std::function<void()>& f) {
+  g_armed.thread = this_thread();
+  if (sigsetjmp(g_armed.env, /*savemask=*/1) != 0) return true;
+  g_armed.active = 1;
+  try {
+    f();
+  } catch (...) {
+    g_armed.active = 0;
+    throw;
+  }
+  g_armed.active = 0;
+  return false;
+}
+
+}  // namespace
+#endif
+
 std::optional<CaughtFault> run_catching_device_faults(const std::vector<DeviceMemory>& memory,
                                                       const c10::Device& device, const std::function<void()>& f,
                                                       DeviceAddressCheck is_device_address) {
@@ -184,18 +208,7 @@ std::optional<CaughtFault> run_catching_device_faults(const std::vector<DeviceMe
       device.is_cuda() && device.has_index() ? c10::impl::getDeviceGuardImpl(device.type()) : nullptr;
   const std::optional<c10::Stream> stream =
       streams ? std::optional<c10::Stream>(streams->getStream(device)) : std::nullopt;
-  g_armed.thread = this_thread();
-  if (sigsetjmp(g_armed.env, /*savemask=*/1) == 0) {
-    g_armed.active = 1;
-    try {
-      f();
-    } catch (...) {
-      g_armed.active = 0;
-      throw;
-    }
-    g_armed.active = 0;
-    return std::nullopt;
-  }
+  if (!faulted_while_running(f)) return std::nullopt;
   // Back from the handler: f's frames are gone, and with them whatever guards they held.
   const uintptr_t address = g_armed.address;
   const auto it = std::find_if(memory.begin(), memory.end(),
