@@ -16,7 +16,9 @@ LATEST_RELEASE ?= data/pytorch-2.11.0
 OLDEST_RELEASE ?= data/pytorch-1.13.1
 MPS_AUDIT = $(BUILD_DIR)/mps-audit
 
-.PHONY: all setup configure build test audit bench format format-check clean
+PREFIX ?= /usr/local
+
+.PHONY: all setup configure build test audit bench install format format-check clean
 
 all: build
 
@@ -47,6 +49,11 @@ audit: build
 	$(MPS_AUDIT) registry --native-functions $(LATEST_RELEASE) --key MPS --format md -o $(AUDIT_OUT)/registry-mps.md
 	$(MPS_AUDIT) registry diff $(OLDEST_RELEASE) $(LATEST_RELEASE) --key MPS --format md -o $(AUDIT_OUT)/registry-mps-diff.md
 	@echo "wrote $(AUDIT_OUT)/results.{json,md,html,junit.xml,csv}, $(AUDIT_OUT)/badge.svg, $(AUDIT_OUT)/registry-mps.json, $(AUDIT_OUT)/registry-mps.md, $(AUDIT_OUT)/registry-mps-diff.md"
+
+# The binary in PREFIX/bin, the default spec and the release data in PREFIX/share/mps-audit (where the binary finds
+# them from any folder), the docs in PREFIX/share/doc/mps-audit.
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 bench: build
 	$(BUILD_DIR)/bench/mps_audit_bench --benchmark_min_time=0.5

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include "common/data_home.h"
 #include "common/diagnostics.h"
 #include "common/environment.h"
 #include "common/torch_info.h"
@@ -39,17 +40,6 @@ std::string version_text() {
 
 std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
-}
-
-// This executable's path, to start workers with.
-std::string self_path(const char* argv0) {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n > 0) return std::string(buf, static_cast<size_t>(n));
-  char* resolved = ::realpath(argv0, nullptr);
-  std::string out = resolved ? resolved : argv0;
-  std::free(resolved);
-  return out;
 }
 
 }  // namespace
@@ -91,10 +81,11 @@ int main(int argc, char** argv) {
   diff->add_flag("--fail-on-lost", diff_opts.fail_on_lost, "Exit with 1 when an operator lost its kernel");
 
   RunOptions run_opts;
-  run_opts.self = self_path(argv[0]);
+  run_opts.self = executable_path(argv[0]);
   CLI::App* run = app.add_subcommand("run", "Probe operators on the CPU and a target, compare, and report");
   run->add_option("--target", run_opts.target, "auto, mps, mps-emu, cuda, cpu or meta")->capture_default_str();
-  run->add_option("--spec", run_opts.spec, "The op spec")->capture_default_str();
+  run->add_option("--spec", run_opts.spec,
+                  "The op spec (default: the opspec.yaml of $MPS_AUDIT_DATA, the install, or the build tree)");
   run->add_option("--ops", run_opts.ops, "Regular expression on 'aten::name.overload' (default: all)");
   run->add_option("--dtypes", run_opts.dtypes, "Dtypes to probe (default: the spec's)")->delimiter(',');
   run->add_option("--out", run_opts.out_dir, "Folder for the reports")->capture_default_str();
@@ -103,8 +94,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--fallback", run_opts.fallback, "PYTORCH_ENABLE_MPS_FALLBACK for the probes: on or off")
       ->capture_default_str();
-  run->add_option("--emu-release", run_opts.emu_release,
-                  "mps-emu: the release folder whose MPS kernels to emulate (default: the linked libtorch's)");
+  run->add_option(
+      "--emu-release", run_opts.emu_release,
+      "mps-emu: the release to emulate, a folder or a shipped release's version (2.11.0; default: the linked "
+      "libtorch's)");
   run->add_option("--emu-macos", run_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
       ->capture_default_str();
   run->add_option("--expectations", run_opts.expectations,
@@ -180,7 +173,8 @@ int main(int argc, char** argv) {
   model->add_option("--input-high", model_opts.input_high, "Integer inputs are drawn from [0, N)")
       ->capture_default_str();
   model->add_option("--target", model_opts.target, "auto, mps, mps-emu, cuda or cpu")->capture_default_str();
-  model->add_option("--emu-release", model_opts.emu_release, "mps-emu: the release folder to emulate");
+  model->add_option("--emu-release", model_opts.emu_release,
+                    "mps-emu: the release to emulate, a folder or a shipped release's version (2.11.0)");
   model->add_option("--emu-macos", model_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
       ->capture_default_str();
   model->add_option("--fallback", model_opts.fallback, "PYTORCH_ENABLE_MPS_FALLBACK for the target: on or off")

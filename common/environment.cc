@@ -132,7 +132,11 @@ std::string render_environment_text(const RunEnvironment& env) {
   s += "targets:\n";
   for (const auto& t : env.targets) {
     if (t.name == "mps-emu") {
-      s += fmt::format("  mps-emu  emulated MPS; --emu-release: {}\n", fmt::join(t.release_dirs, ", "));
+      std::vector<std::string> releases;
+      for (size_t i = 0; i < t.releases.size() && i < t.release_dirs.size(); ++i) {
+        releases.push_back(fmt::format("{} ({})", t.releases[i], t.release_dirs[i]));
+      }
+      s += fmt::format("  mps-emu  emulated MPS; --emu-release: {}\n", fmt::join(releases, ", "));
     } else {
       s += fmt::format("  {}\n", t.name);
     }

@@ -60,6 +60,7 @@
 #include <torch/library.h>
 #include <unistd.h>
 
+#include "common/data_home.h"
 #include "common/diagnostics.h"
 #include "common/ivalue_tensors.h"
 #include "common/paths.h"
@@ -755,10 +756,7 @@ std::string find_release_dir(const std::string& torch_version) {
   if (!std::regex_search(torch_version, m, std::regex(R"(^(\d+)\.(\d+)\.(\d+))"))) return "";
   const std::string exact = fmt::format("pytorch-{}.{}.{}", m[1].str(), m[2].str(), m[3].str());
   const std::string same_minor = fmt::format("pytorch-{}.{}.", m[1].str(), m[2].str());
-  std::vector<std::string> roots;
-  if (const char* env = std::getenv("MPS_AUDIT_DATA_DIR"); env && *env) roots.emplace_back(env);
-  roots.emplace_back(MPS_AUDIT_SOURCE_DATA_DIR);
-  for (const auto& root : roots) {
+  for (const auto& root : release_roots()) {
     if (is_directory(join_path(root, exact))) return join_path(root, exact);
     for (const auto& name : list_directory(root)) {
       if (name.rfind(same_minor, 0) == 0 && is_directory(join_path(root, name))) return join_path(root, name);

@@ -46,6 +46,7 @@
 #include "probe/compare.h"
 #include "probe/dispatch_trace.h"
 #include "probe/dtypes.h"
+#include "registry/release_data.h"
 
 namespace mps_audit {
 namespace {
@@ -433,7 +434,9 @@ torch::jit::Module load_model(const std::string& path) {
 
 }  // namespace
 
-int run_model_audit(const ModelOptions& o, std::ostream& out, std::ostream& err) {
+int run_model_audit(const ModelOptions& requested, std::ostream& out, std::ostream& err) {
+  ModelOptions o = requested;
+  if (!o.emu_release.empty()) o.emu_release = release_folder(o.emu_release);
   if (o.fallback != "on" && o.fallback != "off") {
     throw UserError(fmt::format("--fallback {}: expected on or off", o.fallback));
   }

@@ -91,6 +91,7 @@
 #include <sys/syscall.h>
 #endif
 
+#include "common/data_home.h"
 #include "common/diagnostics.h"
 #include "common/environment.h"
 #include "common/output_file.h"
@@ -1428,7 +1429,8 @@ Journal parse_journal(const std::string& text, const std::string& path) {
   return journal;
 }
 
-int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
+int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err) {
+  RunOptions o = requested;
   check_report_formats(o.formats);
   std::optional<Results> baseline;
   if (!o.baseline.empty()) baseline = load_results(o.baseline);
@@ -1464,6 +1466,9 @@ int run_audit(const RunOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (o.emu_macos < 11 || o.emu_macos > 30)
     throw UserError(fmt::format("--emu-macos {} is not a macOS version", o.emu_macos));
+  // The spec and release the flags name, or the defaults (Note [Data homes]): the workers get these paths.
+  if (o.spec.empty()) o.spec = default_spec_path();
+  if (!o.emu_release.empty()) o.emu_release = release_folder(o.emu_release);
   std::string why;
   const std::string target = resolve_target(o.target, why);
   const emu::ExpectationMode expectation_mode = emu::expectation_mode(o.expectations, target);

@@ -6,9 +6,13 @@
 #include <cstdlib>
 #include <regex>
 
+#include "common/data_home.h"
 #include "common/diagnostics.h"
 #include "common/paths.h"
 #include "common/text.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace mps_audit {
 
@@ -39,12 +43,25 @@ ReleaseFiles resolve_release(const std::string& path, const std::string& extras_
   return files;
 }
 
+std::string release_folder(const std::string& arg) {
+  if (path_exists(arg)) return arg;
+  static const std::regex kVersion(R"(\d+\.\d+\.\d+\S*)");
+  std::vector<std::string> versions;
+  for (const auto& r : shipped_releases()) {
+    if (r.version == arg) return r.dir;
+    versions.push_back(r.version);
+  }
+  if (!std::regex_match(arg, kVersion)) {
+    throw UserError(fmt::format("--emu-release {}: no such file or folder, nor a release name such as 2.11.0", arg));
+  }
+  throw UserError(fmt::format("--emu-release {}: no pytorch-{} folder in {}; shipped: {}", arg, arg,
+                              fmt::join(release_roots(), ", "),
+                              versions.empty() ? "none" : fmt::format("{}", fmt::join(versions, ", "))));
+}
+
 std::vector<ShippedRelease> shipped_releases() {
-  std::vector<std::string> roots;
-  if (const char* dir = std::getenv("MPS_AUDIT_DATA_DIR"); dir && *dir) roots.emplace_back(dir);
-  roots.emplace_back(MPS_AUDIT_SOURCE_DATA_DIR);
   std::vector<ShippedRelease> out;
-  for (const auto& root : roots) {
+  for (const auto& root : release_roots()) {
     for (const auto& name : list_directory(root)) {
       const std::string dir = join_path(root, name);
       if (name.rfind("pytorch-", 0) != 0 || !is_directory(dir) || !path_exists(join_path(dir, "native_functions.yaml")))

@@ -26,6 +26,10 @@ struct ShippedRelease {
 // folder of $MPS_AUDIT_DATA_DIR.
 std::vector<ShippedRelease> shipped_releases();
 
+// What --emu-release names: a release folder (or native_functions.yaml) as it is, or a shipped release by its version
+// ("2.11.0"). Throws UserError naming where it looked and what is shipped when it is neither.
+std::string release_folder(const std::string& arg);
+
 // Throws UserError when the path does not exist or a folder has no native_functions.yaml.
 // `extras_for_key`: the key being classified, whose extra registrations file a folder may hold.
 ReleaseFiles resolve_release(const std::string& path, const std::string& extras_for_key);

@@ -316,6 +316,27 @@ def forward(self, ids):
                         "the model fails on the CPU");
 }
 
+// Each release the emulator can take, by the name --emu-release also takes, with its folder; and one that is not
+// shipped is one line naming what is.
+TEST(CliEnv, ListsTheEmulatedReleasesByNameWithTheirFolders) {
+  const testing::CommandResult r = run_mps_audit({"env"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2.6.0 (" + source_path("data/pytorch-2.6.0") + ")"), std::string::npos) << r.out;
+  TempDir dir;
+  const auto by_name = run_mps_audit({"run", "--target", "mps-emu", "--emu-release", "2.11.0", "--ops", "^aten::sin$",
+                                      "--dtypes", "float32", "--out", dir.path() + "/named", "--no-progress"});
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.err;
+  EXPECT_NE(by_name.out.find("emulated MPS (PyTorch 2.11.0 registry"), std::string::npos) << by_name.out;
+  const auto unknown = run_mps_audit({"run", "--target", "mps-emu", "--emu-release", "2.7.0", "--out", dir.path()});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("error: --emu-release 2.7.0: no pytorch-2.7.0 folder in "), std::string::npos)
+      << unknown.err;
+  EXPECT_NE(unknown.err.find("shipped: 1.13.1, 2.6.0, 2.11.0"), std::string::npos) << unknown.err;
+  const auto nowhere = run_mps_audit({"run", "--target", "mps-emu", "--out", dir.path()}, {"MPS_AUDIT_DATA=/nowhere"});
+  EXPECT_EQ(nowhere.exit_code, 2);
+  EXPECT_NE(nowhere.err.find("error: $MPS_AUDIT_DATA=/nowhere: no such folder"), std::string::npos) << nowhere.err;
+}
+
 TEST(CliEnv, JsonDescribesThisLinuxMachine) {
   const testing::CommandResult r = run_mps_audit({"env", "--format", "json"}, {"PYTORCH_ENABLE_MPS_FALLBACK=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
