@@ -227,10 +227,6 @@ std::vector<const Expectation*> Expectations::find(const std::string& op, std::s
   return out;
 }
 
-bool Expectations::names(const std::string& op) const {
-  return by_op_.count(op) || by_op_.count(base_operator_name(op));
-}
-
 std::vector<const Expectation*> Expectations::naming(const std::string& op) const {
   std::vector<size_t> rows;
   const auto take = [&](const std::string& key) {

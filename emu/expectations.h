@@ -68,8 +68,6 @@ class Expectations {
   // the worst of them first (crash, error, wrong, unimplemented, flaky), then the others, each in file order.
   std::vector<const Expectation*> find(const std::string& op, std::string_view dtype, ExpectationScope scope,
                                        MacosVersion macos) const;
-  // Whether any row names this operator (its overload or its base name), whatever its scope, dtype or condition.
-  bool names(const std::string& op) const;
   // The rows that name this operator (its overload or its base name; not the every-operator rows), in file order.
   std::vector<const Expectation*> naming(const std::string& op) const;
 

@@ -68,9 +68,12 @@ TEST(Expectations, FindsByOverloadBaseNameAndGlobalRowsInScopeDtypeAndMacos) {
   EXPECT_EQ(kinds("aten::sort.stable", "float16", fwd, 1400), V({"flaky"}));
   EXPECT_EQ(kinds("aten::sort.stable", "float16", fwd, 1404), V());
   EXPECT_EQ(kinds("aten::sort", "float16", fwd, 1400), V());  // a row of one overload names only that one
-  EXPECT_TRUE(e.names("aten::cumsum.out"));
-  EXPECT_TRUE(e.names("aten::sin.out"));
-  EXPECT_FALSE(e.names("aten::cos"));
+  // The rows that name an operator, whatever their scope, dtype or condition, and not the every-operator rows.
+  EXPECT_EQ(e.naming("aten::cumsum.out").size(), 2u);
+  EXPECT_EQ(e.naming("aten::pow.Scalar").size(), 1u);
+  EXPECT_EQ(e.naming("aten::sort.stable").size(), 1u);
+  EXPECT_TRUE(e.naming("aten::sort").empty());
+  EXPECT_TRUE(e.naming("aten::cos").empty());
 }
 
 TEST(Expectations, ParsesMacosVersions) {
