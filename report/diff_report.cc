@@ -125,7 +125,7 @@ std::string render_diff_json(const RunDiff& d) {
   return doc.dump(1) + "\n";
 }
 
-std::string render_comparison_md(const Comparison& c, const std::vector<Results>& runs, size_t limit) {
+std::string render_comparison_md(const RunComparison& c, const std::vector<Results>& runs, size_t limit) {
   MarkdownWriter w(limit, "the output of `mps-audit compare ... --format html` (or json)");
   w.add(fmt::format("# mps-audit compare: {} runs\n\n| run | environment | probes |", c.labels.size()));
   for (Verdict v : kAllVerdicts) w.add(fmt::format(" {} |", to_string(v)));
@@ -198,7 +198,7 @@ nlohmann::json by_op_json(const DtypesByOp& by_op) {
   return j;
 }
 
-std::string render_comparison_json(const Comparison& c, const std::vector<Results>& runs) {
+std::string render_comparison_json(const RunComparison& c, const std::vector<Results>& runs) {
   nlohmann::json doc;
   doc["runs"] = nlohmann::json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -237,8 +237,8 @@ std::string render_diff(const RunDiff& diff, std::string_view format, size_t mar
   return render_text(diff);
 }
 
-std::string render_comparison(const Comparison& comparison, const std::vector<Results>& runs, std::string_view format,
-                              size_t markdown_limit) {
+std::string render_comparison(const RunComparison& comparison, const std::vector<Results>& runs,
+                              std::string_view format, size_t markdown_limit) {
   if (format == "json") return render_comparison_json(comparison, runs);
   if (format == "html") return render_html(runs);
   return render_comparison_md(comparison, runs, markdown_limit);

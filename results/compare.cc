@@ -13,8 +13,8 @@ std::string run_label(const RunEnvironment& env) {
   return fmt::format("{}, libtorch {}", env.target.empty() ? "unknown target" : env.target, env.torch_version);
 }
 
-Comparison compare_runs(const std::vector<Results>& runs) {
-  Comparison c;
+RunComparison compare_runs(const std::vector<Results>& runs) {
+  RunComparison c;
   std::map<std::string, size_t> row_of;
   std::set<std::string> dtypes_seen;
   for (size_t i = 0; i < runs.size(); ++i) {

@@ -12,7 +12,7 @@
 
 namespace mps_audit {
 
-struct Comparison {
+struct RunComparison {
   std::vector<std::string> labels;  // one per run, from its environment, unique
   std::vector<std::string> dtypes;  // every run's dtypes, in first-seen order
   struct Row {
@@ -28,7 +28,7 @@ struct Comparison {
 // A run's name in a comparison: "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)", "cuda, libtorch 2.11.0".
 std::string run_label(const RunEnvironment& env);
 
-Comparison compare_runs(const std::vector<Results>& runs);
+RunComparison compare_runs(const std::vector<Results>& runs);
 
 // The fallbacks a step fixed (fallback -> pass) and introduced (pass -> fallback): operator -> its dtypes, in the
 // order the diff lists them.
