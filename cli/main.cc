@@ -184,7 +184,12 @@ int main(int argc, char** argv) {
   model->add_flag("--train", model_opts.train, "One training step: loss, backward, SGD step");
   model->add_option("--target-classes", model_opts.target_classes,
                     "--train: cross-entropy against N random classes (default: the sum of the output)");
-  model->add_option("--lr", model_opts.lr, "--train: SGD learning rate")->capture_default_str();
+  model
+      ->add_option("--optimizer", model_opts.optimizer, "--train: sgd, adam or adamw, one step with PyTorch's defaults")
+      ->capture_default_str();
+  model->add_option_function<double>(
+      "--lr", [&](const double& lr) { model_opts.lr = lr; },
+      "--train: learning rate (default: the optimizer's, 0.01 for sgd, 1e-3 for adam and adamw)");
   model->add_option("--seed", model_opts.seed, "Seed of the random inputs and labels")->capture_default_str();
 
   WorkerOptions worker_opts;

@@ -43,6 +43,7 @@
 #include "emu/expected_verdicts.h"
 #include "emu/mps_emulator.h"
 #include "model/mps_only_kernels.h"
+#include "model/optimizer_step.h"
 #include "probe/compare.h"
 #include "probe/dispatch_trace.h"
 #include "probe/dtypes.h"
@@ -169,12 +170,8 @@ void run_pass(torch::jit::Module& module, const std::vector<c10::IValue>& inputs
   mark("loss");
   r.loss.backward();
   mark("backward");
-  {
-    at::NoGradGuard no_grad;
-    for (auto& p : params) {
-      if (p.grad().defined()) p.add_(p.grad(), -o.lr);
-    }
-  }
+  const Optimizer optimizer = *parse_optimizer(o.optimizer);
+  optimizer_step(optimizer, o.lr.value_or(default_learning_rate(optimizer)), params);
   mark("optimizer");
   for (auto& p : params) {
     r.grads.push_back(p.grad().defined() ? p.grad().detach() : at::Tensor());
@@ -444,7 +441,10 @@ int run_model_audit(const ModelOptions& requested, std::ostream& out, std::ostre
     if (f != "json" && f != "md" && f != "html")
       throw UserError(fmt::format("--format {}: expected json, md, html", f));
   }
-  if (o.train && o.lr <= 0) throw UserError(fmt::format("--lr {}: expected a positive learning rate", o.lr));
+  if (o.train && o.lr && *o.lr <= 0) throw UserError(fmt::format("--lr {}: expected a positive learning rate", *o.lr));
+  if (!parse_optimizer(o.optimizer)) {
+    throw UserError(fmt::format("--optimizer {}: expected sgd, adam or adamw", o.optimizer));
+  }
   if (o.input_high < 1) throw UserError(fmt::format("--input-high {}: expected 1 or more", o.input_high));
 
   ModelAudit audit;
@@ -483,7 +483,11 @@ int run_model_audit(const ModelOptions& requested, std::ostream& out, std::ostre
   }
   audit.model = o.model;
   audit.train = o.train;
-  audit.lr = o.train ? o.lr : 0;
+  if (o.train) {
+    const Optimizer optimizer = *parse_optimizer(o.optimizer);
+    audit.optimizer = std::string(to_string(optimizer));
+    audit.lr = o.lr.value_or(default_learning_rate(optimizer));
+  }
   if (o.train) audit.loss = o.target_classes > 0 ? fmt::format("cross_entropy ({} classes)", o.target_classes) : "sum";
 
   // The emulator goes first: autograd sizes its per-device queues once, at the process's first backward pass, from

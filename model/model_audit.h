@@ -24,7 +24,8 @@ struct ModelOptions {
   std::vector<std::string> formats = {"json", "md"};  // json, md, html
   bool train = false;                                 // one training step instead of a forward pass
   int64_t target_classes = 0;                         // --train: cross-entropy against random labels; 0: sum
-  double lr = 0.01;                                   // --train: SGD learning rate
+  std::string optimizer = "sgd";                      // --train: sgd, adam, adamw (model/optimizer_step.h)
+  std::optional<double> lr;                           // --train: learning rate; unset: the optimizer's default
   uint64_t seed = 0;                                  // of the random inputs and labels
   std::string self;                                   // this executable, to restart with the fallback variable
   std::vector<std::string> command_line;              // argv, to restart with (real MPS only)
@@ -70,7 +71,8 @@ struct ModelAudit {
   std::string model;
   std::vector<std::string> inputs;  // as given, with dtypes filled in
   bool train = false;
-  std::string loss;  // "cross_entropy (10 classes)" or "sum"
+  std::string loss;       // "cross_entropy (10 classes)" or "sum"
+  std::string optimizer;  // --train: "SGD", "Adam", "AdamW"
   double lr = 0;
   std::string target_error;           // the model failed on the target: where and why (a finding, not a tool error)
   std::string failed_phase;           // setup, forward, loss, backward, optimizer

@@ -223,6 +223,7 @@ std::string render_model_json(const ModelAudit& a) {
     for (const auto& g : a.gradients) grads.push_back({{"name", g.name}, {"match", to_json(g.match)}});
     for (const auto& u : a.updated) updated.push_back({{"name", u.name}, {"match", to_json(u.match)}});
     doc["training"] = {{"loss", a.loss},
+                       {"optimizer", a.optimizer},
                        {"lr", a.lr},
                        {"loss_match", to_json(a.loss_match)},
                        {"gradients_match", a.gradients_match()},
@@ -259,7 +260,7 @@ std::string render_model_markdown(const ModelAudit& a) {
   std::string s = fmt::format("# Model audit: `{}`\n\n", a.model);
   s += fmt::format("{} on **{}**, inputs {}{}.\n\n", a.train ? "One training step" : "Forward pass",
                    where_it_ran(a.environment), fmt::join(a.inputs, ", "),
-                   a.train ? fmt::format(", loss {}, SGD lr {}", a.loss, a.lr) : "");
+                   a.train ? fmt::format(", loss {}, {} lr {}", a.loss, a.optimizer, a.lr) : "");
   s += fmt::format("**{}**\n\n{}.\n\n", headline(a), fallback_line(a));
   s += fmt::format("- output: {}\n", match_text(a.output));
   if (a.train) {

@@ -7,7 +7,9 @@
 
 #include <ATen/ops/randn.h>
 #include <gtest/gtest.h>
+
 #include <torch/csrc/jit/api/module.h>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/paths.h"
@@ -210,6 +212,35 @@ TEST(CliModel, TrainingStepCarriesPyTorchsGradientExpectations) {
   EXPECT_NE(md.find("| `aten::cumsum` | forward | float32 | crash (its gradient) | XFAILLIST_GRAD | t.py:5 |"),
             std::string::npos)
       << md;
+}
+
+// Adam and AdamW, the optimizers people train with, run operators SGD does not: their step is traced on the target
+// (the optimizer phase) and the parameters it updates are compared with the CPU's.
+TEST(CliModel, AdamAndAdamWStepsAreTracedAndCompared) {
+#if MPS_AUDIT_TORCH_AT_LEAST(2, 0)
+  GTEST_SKIP() << "--train on mps-emu needs libtorch 1.13 (Note [Training on emulated MPS])";
+#endif
+  std::map<std::string, int64_t> scalings;  // calls of mul_.Scalar in each optimizer's step
+  for (const std::string optimizer : {"adam", "adamw"}) {
+    TempDir dir;
+    const ModelOutcome o = audit(dir, cumsum_model(dir), {"--input", "4x8", "--train", "--optimizer", optimizer});
+    ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+    EXPECT_EQ(o.doc["training"]["optimizer"], optimizer == "adam" ? "Adam" : "AdamW");
+    EXPECT_EQ(o.doc["training"]["lr"], 1e-3);  // torch.optim's default
+    EXPECT_TRUE(o.doc["training"]["updated_parameters_match"].get<bool>());
+    for (const char* op : {"aten::addcdiv_", "aten::addcmul_", "aten::sqrt", "aten::zeros_like"}) {
+      EXPECT_NE(o.op(op, "optimizer"), nullptr) << optimizer << " " << op;
+    }
+    const nlohmann::json* scaled = o.op("aten::mul_.Scalar", "optimizer");
+    ASSERT_NE(scaled, nullptr);
+    scalings[optimizer] = (*scaled)["calls"].get<int64_t>();
+  }
+  // AdamW's decoupled weight decay scales the parameter once more, before the step.
+  EXPECT_EQ(scalings["adamw"], scalings["adam"] + 1);
+  TempDir dir;
+  const auto bad = run_mps_audit({"model", cumsum_model(dir), "--input", "4x8", "--train", "--optimizer", "rmsprop"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("error: --optimizer rmsprop: expected sgd, adam or adamw"), std::string::npos) << bad.err;
 }
 
 // The emulator's fault injection makes the target's sin (forward) or cos (sin's derivative) wrong: the model's
