@@ -654,6 +654,7 @@ std::string environment_html(const Results& run, const std::string& name, const 
                                                 : fmt::format("{} (PYTORCH_ENABLE_MPS_FALLBACK {})", env.fallback_mode,
                                                               env.fallback_mode == "on" ? "set" : "unset"));
   row("spec", env.spec);
+  row("expectations", expectations_sentence(run));
   row("probes", fmt::format("{} finished of {} planned{}{}", with_commas(p.finished), with_commas(p.planned),
                             p.not_run() ? fmt::format(", {} not run", with_commas(p.not_run())) : "",
                             p.interrupted.empty() ? "" : " (stopped by " + p.interrupted + ")"));
@@ -799,7 +800,8 @@ std::string render_html(const std::vector<Results>& runs) {
   out += filter_set("dtype", "d", choices);
   out += "</div>\n<div><p id=\"shown\" aria-live=\"polite\"></p>";
   out +=
-      "<p class=\"hint\">Click a column's heading to sort (operator, group, registry status, worst verdict), a cell "
+      "<p class=\"hint\">Click a column's heading to sort (operator, group, registry status, native since, worst "
+      "verdict), a cell "
       "for its details.</p>\n";
   out += "<div class=\"wrap\"><table id=\"matrix\"><thead></thead><tbody></tbody></table></div></div></div>\n";
   out +=
