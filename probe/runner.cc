@@ -1511,6 +1511,10 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
       const std::string text = read_file(path);
       expectations = emu::Expectations::parse(text, path);
       expectations_hash = emu::to_string(expectation_mode) + " " + content_hash(text);
+    } else {
+      err << fmt::format("expectations: none: {} has no {} (docs/expectations.md); verdicts rest on the {} alone\n",
+                         dir.empty() ? "no release folder for libtorch " + std::string(compat::kTorchVersion) : dir,
+                         emu::kExpectationsFile, target == "mps-emu" ? "registry" : "kernels");
     }
   }
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <unistd.h>
+
 #include "common/paths.h"
 #include "test_support.h"
 
@@ -79,6 +81,15 @@ TEST(CliExpectations, EmulatedMpsRefusesAnUnimplementedDtypeAndShowsAnExpectedWr
   EXPECT_EQ(off.record("aten::sin")["verdict"], "pass");
   EXPECT_EQ(off.record("aten::cos")["verdict"], "pass");
   EXPECT_FALSE(off.doc["environment"].contains("expectations"));
+  EXPECT_EQ(off.result.err.find("expectations: none"), std::string::npos);
+
+  // A release folder without expectations says so, and its verdicts are the registry's alone.
+  ::unlink((release + "/mps_expectations.tsv").c_str());
+  const EmulatedRun none = run(release, dir.path() + "/none", {});
+  ASSERT_EQ(none.result.exit_code, 0) << none.result.err;
+  EXPECT_NE(none.result.err.find("expectations: none: " + release + " has no mps_expectations.tsv"), std::string::npos)
+      << none.result.err;
+  EXPECT_EQ(none.record("aten::cos")["verdict"], "pass");
 }
 
 // The emulator with an injected fault stands in for a real Mac: --expectations check is what --target mps does.
