@@ -674,7 +674,8 @@ SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10
     if (arg.real_type()->str().rfind("Tensor[]", 0) == 0) {
       c10::List<at::Tensor> outs;
       if (r.isTensorList()) {
-        for (const at::Tensor& t : r.toTensorList()) outs.push_back(empty_like_return(t));
+        // By value: a c10::List yields proxies, and a reference bound through one reads to g++ 13 as dangling.
+        for (const at::Tensor t : r.toTensorList()) outs.push_back(empty_like_return(t));
       }
       in.args.push_back(outs);
     } else {
