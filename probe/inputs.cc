@@ -674,8 +674,9 @@ SampleInputs out_variant_inputs(const c10::FunctionSchema& out_schema, const c10
     if (arg.real_type()->str().rfind("Tensor[]", 0) == 0) {
       c10::List<at::Tensor> outs;
       if (r.isTensorList()) {
-        // By value: a c10::List yields proxies, and a reference bound through one reads to g++ 13 as dangling.
-        for (const at::Tensor t : r.toTensorList()) outs.push_back(empty_like_return(t));
+        // The list's elements themselves (toListRef), not a c10::List's proxies: g++ 13 reads a reference bound
+        // through a proxy as dangling, and a copy as a needless one.
+        for (const c10::IValue& t : r.toListRef()) outs.push_back(empty_like_return(t.toTensor()));
       }
       in.args.push_back(outs);
     } else {

@@ -122,7 +122,7 @@ std::optional<c10::IValue> convert(const c10::IValue& v, const c10::TypePtr& typ
       if (!v.isList()) return std::nullopt;
       const c10::TypePtr element = type->castRaw<c10::ListType>()->getElementType();
       c10::impl::GenericList list(element);
-      for (const c10::IValue x : v.toList()) {  // by value: see the same loop over calls below
+      for (const c10::IValue& x : v.toListRef()) {  // toListRef: see the same loop over calls below
         auto c = convert(x, element);
         if (!c) return std::nullopt;
         list.push_back(std::move(*c));
@@ -206,8 +206,9 @@ Recordings Recordings::load(const std::string& path) {
   const auto calls = top.find("calls");
   if (calls == top.end() || !calls->value().isList()) throw UserError("recorded samples without calls", {path});
   auto& dispatcher = c10::Dispatcher::singleton();
-  // By value: a c10::List yields proxies, and a reference bound through one reads to g++ 13 as dangling.
-  for (const c10::IValue call : calls->value().toList()) {
+  // The list's elements themselves (toListRef), not a c10::List's proxies: g++ 13 reads a reference bound through a
+  // proxy as dangling (-Wdangling-reference), and a copy as a needless one (-Wrange-loop-construct).
+  for (const c10::IValue& call : calls->value().toListRef()) {
     ++r.summary_.calls;
     auto drop = [&](const std::string& why) { ++r.summary_.dropped[why]; };
     if (!call.isGenericDict()) {
