@@ -2,6 +2,7 @@
 #include "common/text.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 
@@ -85,6 +86,15 @@ int compare_versions(const std::string& a, const std::string& b) {
     if (x != y) return x < y ? -1 : 1;
   }
   return 0;
+}
+
+std::string content_hash(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("fnv1a64:{:016x}", h);
 }
 
 }  // namespace mps_audit

@@ -21,6 +21,10 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // is).
 std::string base_operator_name(const std::string& op);
 
+// A content hash (64-bit FNV-1a, hex: "fnv1a64:..."), for telling a changed file or plan from a recorded one; not for
+// security.
+std::string content_hash(const std::string& text);
+
 // Compares dotted versions numerically ("2.10" > "2.9"); missing components count as 0.
 int compare_versions(const std::string& a, const std::string& b);
 

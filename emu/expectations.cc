@@ -108,6 +108,7 @@ bool Expectation::is_failure() const {
 Expectations Expectations::parse(const std::string& text, const std::string& path) {
   Expectations out;
   out.path_ = path;
+  out.hash_ = content_hash(text);
   std::istringstream in(text);
   std::string line;
   bool format_seen = false;

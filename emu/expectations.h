@@ -61,6 +61,7 @@ class Expectations {
 
   const std::string& path() const { return path_; }
   const std::string& release() const { return release_; }  // from the "# release:" line
+  const std::string& hash() const { return hash_; }        // the file's content hash (content_hash())
   const std::vector<Expectation>& rows() const { return rows_; }
   size_t unmappable() const { return unmappable_; }  // rows of list entries with no ATen operator ("-")
 
@@ -72,7 +73,7 @@ class Expectations {
   std::vector<const Expectation*> naming(const std::string& op) const;
 
  private:
-  std::string path_, release_;
+  std::string path_, release_, hash_;
   std::vector<Expectation> rows_;
   size_t unmappable_ = 0;
   std::unordered_map<std::string, std::vector<size_t>> by_op_;  // "aten::pow", "aten::pow.Scalar", "*"

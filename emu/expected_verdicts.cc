@@ -49,6 +49,32 @@ std::string to_string(ExpectationMode mode) {
   return "off";
 }
 
+RunExpectations run_expectations(ExpectationMode mode, const std::string& target, const std::string& release_dir,
+                                 int emu_macos, const std::string& host_macos) {
+  RunExpectations out;
+  out.mode = mode;
+  out.release_dir = release_dir;
+  out.macos = target == "mps-emu" ? std::to_string(emu_macos) : host_macos;
+  out.version = parse_macos_version(out.macos).value_or(0);
+  if (mode != ExpectationMode::kOff) out.expectations = load_release_expectations(release_dir);
+  return out;
+}
+
+void RunExpectations::describe(RunEnvironment& env) const {
+  if (!expectations) return;
+  env.expectations = expectations->path();
+  env.expectations_release = expectations->release();
+  env.expectations_mode = to_string(mode);
+  env.expectations_macos = macos;
+}
+
+std::string RunExpectations::none_line(const std::string& target) const {
+  if (mode == ExpectationMode::kOff || expectations) return "";
+  return fmt::format("expectations: none: {} has no {} (docs/expectations.md); verdicts rest on the {} alone\n",
+                     release_dir.empty() ? "no release folder for the linked libtorch" : release_dir, kExpectationsFile,
+                     target == "mps-emu" ? "registry" : "kernels");
+}
+
 ExpectationNote note_of(const Expectation& e, const std::string& release) {
   return {std::string(to_string(e.kind)),
           std::string(to_string(e.scope)),

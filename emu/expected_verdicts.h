@@ -8,6 +8,7 @@
 
 #include "emu/expectations.h"
 #include "results/result.h"
+#include "results/results_file.h"
 
 namespace mps_audit::emu {
 
@@ -21,6 +22,24 @@ enum class ExpectationMode {
 // UserError for anything else, and for predict or check on a target that is not MPS.
 ExpectationMode expectation_mode(const std::string& requested, const std::string& target);
 std::string to_string(ExpectationMode mode);
+
+// The expectations a run (or a model audit) applies, and for which macOS: read from `release_dir`, the emulated
+// release's folder on mps-emu and the linked libtorch's shipped one on a Mac; none when the mode is off or the folder
+// has no mps_expectations.tsv. `host_macos` is the Mac's version ("14.5"), for mps.
+struct RunExpectations {
+  ExpectationMode mode = ExpectationMode::kOff;
+  std::optional<Expectations> expectations;
+  std::string release_dir;   // where they were looked for
+  std::string macos;         // "14" (emulated) or "14.5"
+  MacosVersion version = 0;  // the same, to compare with the entries' conditions
+
+  // The results' environment block (RunEnvironment::expectations...); nothing when none apply.
+  void describe(RunEnvironment& env) const;
+  // "expectations: none: ... has no mps_expectations.tsv ..." when the mode asks for some and none were found, else "".
+  std::string none_line(const std::string& target) const;
+};
+RunExpectations run_expectations(ExpectationMode mode, const std::string& target, const std::string& release_dir,
+                                 int emu_macos, const std::string& host_macos);
 
 // The note a record carries of an expectation.
 ExpectationNote note_of(const Expectation& e, const std::string& release);

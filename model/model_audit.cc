@@ -399,22 +399,18 @@ c10::Device device_of(const std::string& target) {
 // PyTorch's own expectations of real MPS for each call (Note [Expected verdicts] in emu/expected_verdicts.cc): those of
 // its operator, and in a training step, for a forward call, those of its gradient, since backward runs through it.
 void attach_expectations(ModelAudit& audit, const ModelOptions& o, const std::string& target) {
-  const emu::ExpectationMode mode = emu::expectation_mode("auto", target);
-  if (mode == emu::ExpectationMode::kOff) return;
-  const std::string release =
-      target == "mps-emu" && !o.emu_release.empty() ? o.emu_release : emu::find_release_dir(compat::kTorchVersion);
-  const std::optional<emu::Expectations> expectations = emu::load_release_expectations(release);
-  if (!expectations) return;
-  RunEnvironment& env = audit.environment;
-  env.expectations = expectations->path();
-  env.expectations_release = expectations->release();
-  env.expectations_mode = emu::to_string(mode);
-  env.expectations_macos = target == "mps-emu" ? std::to_string(o.emu_macos) : env.macos;
-  const emu::MacosVersion macos = emu::parse_macos_version(env.expectations_macos).value_or(0);
+  const emu::RunExpectations expecting = emu::run_expectations(
+      emu::expectation_mode("auto", target), target,
+      target == "mps-emu" && !o.emu_release.empty() ? o.emu_release : emu::find_release_dir(compat::kTorchVersion),
+      o.emu_macos, audit.environment.macos);
+  if (!expecting.expectations) return;
+  expecting.describe(audit.environment);
+  const emu::Expectations& expectations = *expecting.expectations;
+  const emu::MacosVersion macos = expecting.version;
   for (auto& c : audit.ops) {
-    c.expectation = emu::expectation_for(*expectations, c.op, c.dtype, emu::ExpectationScope::kForward, macos);
+    c.expectation = emu::expectation_for(expectations, c.op, c.dtype, emu::ExpectationScope::kForward, macos);
     if (!c.expectation && audit.train && c.phase == "forward") {
-      c.expectation = emu::expectation_for(*expectations, c.op, c.dtype, emu::ExpectationScope::kGradient, macos);
+      c.expectation = emu::expectation_for(expectations, c.op, c.dtype, emu::ExpectationScope::kGradient, macos);
     }
   }
 }

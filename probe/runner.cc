@@ -99,7 +99,6 @@
 #include "common/text.h"
 #include "common/torch_compat.h"
 #include "common/torch_info.h"
-#include "emu/expectations.h"
 #include "emu/expected_verdicts.h"
 #include "emu/mps_emulator.h"
 #include "emu/timeline.h"
@@ -1350,15 +1349,6 @@ std::vector<size_t> shard_slice(const std::vector<std::string>& plan_ops, const 
   return slice;
 }
 
-std::string content_hash(const std::string& text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("fnv1a64:{:016x}", h);
-}
-
 // Note [Worker environment]
 // What a run sets in its workers' environment, beyond its own: PYTORCH_ENABLE_MPS_FALLBACK as --fallback says, and
 // on CUDA, CUDA_DEVICE_MAX_CONNECTIONS=1 unless the run's environment sets it. A CUDA context sets up that many
@@ -1500,23 +1490,10 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
   const Registry statuses =
       load_registry(target == "mps-emu" ? release_dir : std::string(kLiveSource), "", registry_key(target));
   // PyTorch's own expectations of real MPS: the emulated release's, or on a Mac the linked release's.
-  std::optional<emu::Expectations> expectations;
-  const std::string host_macos = target == "mps" ? macos_version() : "";
-  const emu::MacosVersion macos =
-      target == "mps-emu" ? o.emu_macos * 100 : emu::parse_macos_version(host_macos).value_or(0);
-  std::string expectations_hash = "none";
-  if (expectation_mode != emu::ExpectationMode::kOff) {
-    const std::string dir = target == "mps-emu" ? release_dir : emu::find_release_dir(compat::kTorchVersion);
-    if (const std::string path = join_path(dir, emu::kExpectationsFile); !dir.empty() && path_exists(path)) {
-      const std::string text = read_file(path);
-      expectations = emu::Expectations::parse(text, path);
-      expectations_hash = emu::to_string(expectation_mode) + " " + content_hash(text);
-    } else {
-      err << fmt::format("expectations: none: {} has no {} (docs/expectations.md); verdicts rest on the {} alone\n",
-                         dir.empty() ? "no release folder for libtorch " + std::string(compat::kTorchVersion) : dir,
-                         emu::kExpectationsFile, target == "mps-emu" ? "registry" : "kernels");
-    }
-  }
+  const emu::RunExpectations expecting = emu::run_expectations(
+      expectation_mode, target, target == "mps-emu" ? release_dir : emu::find_release_dir(compat::kTorchVersion),
+      o.emu_macos, target == "mps" ? macos_version() : "");
+  err << expecting.none_line(target);
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
 
   std::vector<Probe> whole;
@@ -1561,7 +1538,8 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
       {"dtypes", dtypes},
       {"ops", o.ops},
       {"fallback", o.fallback},
-      {"expectations", expectations_hash},
+      {"expectations",
+       expecting.expectations ? emu::to_string(expecting.mode) + " " + expecting.expectations->hash() : "none"},
       {"torch", compat::kTorchVersion},
       {"shard", shard.to_string()},
       {"plan_hash", content_hash(plan_text)},
@@ -1639,12 +1617,7 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
   if (target == "mps-emu") {
     env.emulator = emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, o.emu_macos);
   }
-  if (expectations) {
-    env.expectations = expectations->path();
-    env.expectations_release = expectations->release();
-    env.expectations_mode = emu::to_string(expectation_mode);
-    env.expectations_macos = target == "mps-emu" ? std::to_string(o.emu_macos) : host_macos;
-  }
+  expecting.describe(env);
   if (recorded.environment) {
     env.device = recorded.environment->device;
     env.emulator = recorded.environment->emulator;
@@ -1715,7 +1688,9 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
         [&](size_t i, ProbeResult& r) {
           if (const RegistryEntry* e = statuses.find(r.op)) r.registry_status = std::string(to_string(e->status));
           r.basis = target == "mps-emu" ? kBasisRegistry : kBasisKernel;
-          if (expectations) emu::apply_expectations(r, *expectations, expectation_mode, macos);
+          if (expecting.expectations) {
+            emu::apply_expectations(r, *expecting.expectations, expecting.mode, expecting.version);
+          }
           journal.line(to_json(r));
           MPS_AUDIT_ASSERT(!done[i], "a second record of one probe");
           results[i] = r;

@@ -20,14 +20,14 @@ namespace mps_audit {
 struct Spec;
 
 struct RunOptions {
-  std::string target = "auto";  // auto, mps, mps-emu, cuda, cpu, meta
-  std::string spec;  // empty: the default spec (Note [Data homes] in common/data_home.cc)
+  std::string target = "auto";      // auto, mps, mps-emu, cuda, cpu, meta
+  std::string spec;                 // empty: the default spec (Note [Data homes] in common/data_home.cc)
   std::string ops;                  // regex on "aten::name.overload"; empty: all
   std::vector<std::string> dtypes;  // empty: the spec's defaults
   std::string out_dir = "out";
   std::vector<std::string> formats = {"json", "md", "html"};
   std::string fallback = "on";  // on, off: PYTORCH_ENABLE_MPS_FALLBACK for the workers
-  std::string emu_release;      // mps-emu: a release folder or a shipped release's version; empty: the linked libtorch's
+  std::string emu_release;  // mps-emu: a release folder or a shipped release's version; empty: the linked libtorch's
   int emu_macos = 14;
   std::string expectations = "auto";  // PyTorch's MPS expectations: auto, predict, check, off (emu/expected_verdicts.h)
   double timeout_s = 60;              // per probe; must be positive and finite
@@ -115,8 +115,5 @@ std::vector<bool> joins_turn(const std::vector<double>& expected);
 // known, and on every other device.
 std::optional<std::string> device_unusable(const c10::Device& device);
 bool known_usable(const c10::Device& device);
-
-// A content hash (64-bit FNV-1a, hex) for telling a changed spec or plan from the recorded one; not for security.
-std::string content_hash(const std::string& text);
 
 }  // namespace mps_audit
