@@ -101,8 +101,12 @@ bool Expectation::covers(std::string_view dtype) const {
   return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
 }
 
+bool is_failure_kind(std::string_view kind) {
+  return kind != to_string(ExpectationKind::kNotABug) && kind != to_string(ExpectationKind::kPasses);
+}
+
 bool Expectation::is_failure() const {
-  return kind != ExpectationKind::kNotABug && kind != ExpectationKind::kPasses;
+  return is_failure_kind(to_string(kind));
 }
 
 Expectations Expectations::parse(const std::string& text, const std::string& path) {

@@ -29,6 +29,8 @@ enum class ExpectationKind {
 enum class ExpectationScope { kForward, kGradient, kErrorInputs, kSparse };
 
 std::string_view to_string(ExpectationKind kind);
+// Every kind but not_a_bug and passes: PyTorch expects the pair to fail on real MPS. By name, as records carry it.
+bool is_failure_kind(std::string_view kind);
 std::string_view to_string(ExpectationScope scope);
 
 // A macOS version as major * 100 + minor: 14.4 -> 1404, 26 -> 2600.

@@ -125,7 +125,7 @@ void apply_expectation(ProbeResult& r, const ExpectationNote& note, ExpectationM
   }
   r.expectation = note;
   const ExpectationNote& n = *r.expectation;
-  if (n.kind == "not_a_bug" || n.kind == "passes") return;
+  if (!is_failure_kind(n.kind)) return;
   const bool ran_fine = r.verdict == Verdict::kPass || r.verdict == Verdict::kFallback;
   const bool unimplemented = n.kind == "unimplemented";
   // A gradient's expectation, on the record of its forward operator (a training step): say so.
