@@ -24,7 +24,9 @@
 #include "common/environment.h"
 #include "common/torch_info.h"
 #include "emu/timeline.h"
+#include "model/calls_replay.h"
 #include "model/model_audit.h"
+#include "model/record_program.h"
 #include "probe/runner.h"
 #include "registry/registry_command.h"
 #include "report/report_commands.h"
@@ -168,7 +170,13 @@ int main(int argc, char** argv) {
   model_opts.command_line.assign(argv, argv + argc);
   CLI::App* model = app.add_subcommand(
       "model", "Run a TorchScript model on the CPU and a target: what falls back, what it costs, do results match");
-  model->add_option("model", model_opts.model, "TorchScript file (torch.jit.script(...).save())")->required();
+  model->add_option("model", model_opts.model, "TorchScript file (torch.jit.script(...).save())");
+  CallsOptions calls_opts;
+  calls_opts.self = run_opts.self;
+  model->add_option("--calls", calls_opts.calls,
+                    "Replay a program's recorded calls (mps-audit record) instead of a TorchScript model");
+  model->add_option_function<int>(
+      "--jobs", [&](const int& jobs) { calls_opts.jobs = jobs; }, "--calls: worker processes (default: one per core)");
   model->add_option("--input", model_opts.inputs, "One per forward argument: 4x3x32x32[:float32], 2x16:int64");
   model->add_option("--input-high", model_opts.input_high, "Integer inputs are drawn from [0, N)")
       ->capture_default_str();
@@ -191,6 +199,18 @@ int main(int argc, char** argv) {
       "--lr", [&](const double& lr) { model_opts.lr = lr; },
       "--train: learning rate (default: the optimizer's, 0.01 for sgd, 1e-3 for adam and adamw)");
   model->add_option("--seed", model_opts.seed, "Seed of the random inputs and labels")->capture_default_str();
+
+  RecordOptions record_opts;
+  CLI::App* record = app.add_subcommand(
+      "record", "Run a Python program unchanged and record every ATen call it makes, for `model --calls`");
+  record->add_option("-o,--out", record_opts.out, "The calls file to write");
+  record
+      ->add_option("--max-numel", record_opts.max_numel,
+                   "Tensors with more elements are kept as shape, dtype, strides and value range")
+      ->capture_default_str();
+  record->add_flag("--module-path", record_opts.module_path,
+                   "Print the folder of the recorder module (for `import mps_audit_record` in a notebook)");
+  record->add_option("command", record_opts.command, "-- python3 train.py ARGS...: the program to run");
 
   WorkerOptions worker_opts;
   CLI::App* worker = app.add_subcommand("__worker", "");  // started by `run` (probe/runner.cc)
@@ -216,7 +236,23 @@ int main(int argc, char** argv) {
     try {
       if (run->parsed()) return run_audit(run_opts, std::cout, std::cerr);
       if (env->parsed()) return run_env(env_opts, std::cout);
+      if (model->parsed() && !calls_opts.calls.empty()) {
+        if (!model_opts.model.empty() || model_opts.train || !model_opts.inputs.empty()) {
+          throw UserError("model --calls replays a recording: give no TorchScript file, --input or --train with it");
+        }
+        calls_opts.target = model_opts.target;
+        calls_opts.emu_release = model_opts.emu_release;
+        calls_opts.emu_macos = model_opts.emu_macos;
+        calls_opts.fallback = model_opts.fallback;
+        calls_opts.out_dir = model_opts.out_dir;
+        calls_opts.formats = model_opts.formats;
+        return run_calls_audit(calls_opts, std::cout, std::cerr);
+      }
+      if (model->parsed() && model_opts.model.empty()) {
+        throw UserError("model: give a TorchScript file, or --calls FILE (a recording of mps-audit record)");
+      }
       if (model->parsed()) return run_model_audit(model_opts, std::cout, std::cerr);
+      if (record->parsed()) return run_record(record_opts, std::cout, std::cerr);
       if (worker->parsed()) return run_worker(worker_opts, std::cout);
       if (merge->parsed()) return run_merge(merge_opts, std::cout);
       if (timeline->parsed()) return emu::run_timeline(timeline_opts, std::cout);

@@ -25,7 +25,8 @@ namespace mps_audit {
 //   3. the source tree the binary was built from (the build tree's binary, build/mps-audit).
 // A flag (--spec, --emu-release) names a file or folder directly and wins over all of them. Release folders are
 // also read from $MPS_AUDIT_DATA_DIR, a folder of release folders, before the homes' data/ (it came first). Every
-// report names the spec and release folder a run used.
+// report names the spec and release folder a run used. The program recorder (python/mps_audit_record.py) is found
+// the same way.
 
 std::string executable_path(const char* argv0) {
 #ifdef __APPLE__
@@ -75,16 +76,20 @@ std::vector<std::string> release_roots() {
   return roots;
 }
 
-std::string default_spec_path() {
+std::string home_file(const std::string& relative, const std::string& instead) {
   std::vector<std::string> looked;
   for (const auto& home : data_homes()) {
-    const std::string spec = join_path(home.dir, kDefaultSpecName);
-    if (path_exists(spec)) return spec;
+    const std::string file = join_path(home.dir, relative);
+    if (path_exists(file)) return file;
     looked.push_back(fmt::format("{} ({})", home.dir, home.why));
   }
-  throw UserError(fmt::format(
-      "no default {} found (looked in {}): pass --spec, or set ${} to a folder holding one", kDefaultSpecName,
-      looked.empty() ? "no folder" : fmt::format("{}", fmt::join(looked, ", ")), kDataVariable));
+  throw UserError(fmt::format("no {} found (looked in {}): {}, or set ${} to a folder holding one", relative,
+                              looked.empty() ? "no folder" : fmt::format("{}", fmt::join(looked, ", ")), instead,
+                              kDataVariable));
+}
+
+std::string default_spec_path() {
+  return home_file(kDefaultSpecName, "pass --spec");
 }
 
 }  // namespace mps_audit

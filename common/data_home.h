@@ -25,7 +25,10 @@ std::vector<DataHome> data_homes();
 // folders itself), then each home's data/.
 std::vector<std::string> release_roots();
 
-// The default op spec: the first home's opspec.yaml. Throws UserError naming every place looked in when none has one.
+// The first home's file at `relative` ("opspec.yaml", "python/mps_audit_record.py"). Throws UserError naming every
+// place looked in when none has it; `instead` says what the user can do ("pass --spec").
+std::string home_file(const std::string& relative, const std::string& instead);
+// The default op spec: the first home's opspec.yaml.
 std::string default_spec_path();
 
 // This executable's own path (/proc/self/exe on Linux, _NSGetExecutablePath on macOS); `argv0` resolved where

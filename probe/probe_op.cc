@@ -619,16 +619,17 @@ class OpProbe {
   }
 
   // Without samples in the spec: the calls recorded from PyTorch's OpInfo samples (probe/recorded_samples.h), at
-  // most three; synthesis only when there are none or the CPU rejects every one.
+  // most three (a program's calls: each distinct one, Recordings::samples_per_probe); synthesis only when there are
+  // none or the CPU rejects every one.
   // An out= variant without recordings of its own replays its functional twin's, with out tensors made to match.
   void gather_recordings() {
     if (entry_ && !entry_->samples.empty()) return;
     const Recordings* recordings = process_recordings();
     if (!recordings) return;
-    std::vector<RecordedSample> recorded = recordings->samples(op_name_, dtype_label_, 3);
+    std::vector<RecordedSample> recorded = recordings->samples(op_name_, dtype_label_);
     const auto twin = recorded.empty() ? functional_twin(op_->schema()) : std::nullopt;
     if (twin) {
-      for (auto& rec : recordings->samples(c10::toString(twin->schema().operator_name()), dtype_label_, 3)) {
+      for (auto& rec : recordings->samples(c10::toString(twin->schema().operator_name()), dtype_label_)) {
         SampleInputs twin_inputs;
         twin_inputs.name = rec.name;
         twin_inputs.args = std::move(rec.args);

@@ -1,13 +1,20 @@
-// Reads the recordings of tools/record_samples.py and turns each call into arguments for the linked libtorch.
+// Reads the recordings of tools/record_samples.py and `mps-audit record` and turns each call into arguments for the
+// linked libtorch.
 #include "probe/recorded_samples.h"
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <optional>
 #include <variant>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty_strided.h>
+#include <ATen/ops/rand.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/view_as_complex.h>
 #include <c10/core/Layout.h>
 #include <c10/core/MemoryFormat.h>
 #include <fmt/format.h>
@@ -63,9 +70,70 @@ std::optional<int64_t> enum_value(const std::string& tag, const std::string& nam
   return std::nullopt;
 }
 
+// A described tensor ({"tensor": {shape, strides, dtype, low, high}}) as a meta tensor of that shape, strides and
+// dtype, its range kept in `described`; nullopt when the description is malformed.
+std::optional<c10::IValue> stand_in(const c10::IValue& v, std::vector<Recordings::Described>& described) {
+  if (!v.isGenericDict()) return std::nullopt;
+  const auto d = v.toGenericDict();
+  auto ints = [&](const char* key) -> std::optional<std::vector<int64_t>> {
+    const auto it = d.find(key);
+    if (it == d.end() || !it->value().isList()) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const c10::IValue& x : it->value().toListRef()) {
+      if (!x.isInt() || x.toInt() < 0) return std::nullopt;
+      out.push_back(x.toInt());
+    }
+    return out;
+  };
+  auto number = [&](const char* key) -> std::optional<double> {
+    const auto it = d.find(key);
+    if (it == d.end() || !(it->value().isDouble() || it->value().isInt())) return std::nullopt;
+    return it->value().toScalar().toDouble();
+  };
+  const auto shape = ints("shape"), strides = ints("strides");
+  const auto low = number("low"), high = number("high");
+  const auto dtype_it = d.find("dtype");
+  if (!shape || !strides || shape->size() != strides->size() || !low || !high || dtype_it == d.end() ||
+      !dtype_it->value().isString()) {
+    return std::nullopt;
+  }
+  const auto dtype = enum_value("dtype", dtype_it->value().toStringRef());
+  if (!dtype) return std::nullopt;
+  at::Tensor t = at::empty_strided(*shape, *strides,
+                                   at::TensorOptions().device(c10::kMeta).dtype(static_cast<c10::ScalarType>(*dtype)));
+  described.push_back({t.unsafeGetTensorImpl(), *low, *high});
+  return c10::IValue(std::move(t));
+}
+
+// A described tensor made: uniform in its recorded range (integers: whole numbers in it), the same every time.
+at::Tensor make_described(const at::Tensor& meta, const Recordings::Described& d) {
+  int64_t storage = 1;
+  for (int64_t i = 0; i < meta.dim(); ++i) {
+    if (meta.size(i) == 0) storage = 0;
+    if (storage) storage += (meta.size(i) - 1) * meta.stride(i);
+  }
+  at::Generator gen = at::detail::createCPUGenerator(0);
+  const c10::ScalarType dtype = meta.scalar_type();
+  at::Tensor base;
+  if (dtype == c10::kBool) {
+    base = at::randint(0, 2, {storage}, gen, at::TensorOptions().dtype(c10::kLong)).to(c10::kBool);
+  } else if (c10::isIntegralType(dtype, /*includeBool=*/false)) {
+    const auto low = static_cast<int64_t>(std::ceil(d.low)), high = static_cast<int64_t>(std::floor(d.high));
+    base = at::randint(low, std::max(low, high) + 1, {storage}, gen, at::TensorOptions().dtype(dtype));
+  } else {
+    const c10::ScalarType real = c10::isComplexType(dtype) ? c10::toRealValueType(dtype) : c10::kFloat;
+    const int64_t parts = c10::isComplexType(dtype) ? 2 : 1;
+    base = at::rand({storage * parts}, gen, at::TensorOptions().dtype(c10::kFloat)).mul(d.high - d.low).add(d.low);
+    base = c10::isComplexType(dtype) ? at::view_as_complex(base.to(real).view({storage, 2})) : base.to(dtype);
+  }
+  return base.as_strided(meta.sizes(), meta.strides());
+}
+
 // The recorded value as the schema type wants it, or nullopt when it does not fit. Uses the schema's "fake" types,
-// in which ScalarType, Layout, MemoryFormat and SymInt are ints.
-std::optional<c10::IValue> convert(const c10::IValue& v, const c10::TypePtr& type) {
+// in which ScalarType, Layout, MemoryFormat and SymInt are ints. A described tensor becomes a meta tensor standing in
+// for it, its range added to `described`.
+std::optional<c10::IValue> convert(const c10::IValue& v, const c10::TypePtr& type,
+                                   std::vector<Recordings::Described>& described) {
   using K = c10::TypeKind;
   switch (type->kind()) {
     case K::OptionalType:
@@ -78,9 +146,10 @@ std::optional<c10::IValue> convert(const c10::IValue& v, const c10::TypePtr& typ
           return c10::IValue();
         }
       }
-      return convert(v, type->castRaw<c10::OptionalType>()->getElementType());
+      return convert(v, type->castRaw<c10::OptionalType>()->getElementType(), described);
     case K::TensorType:
       if (v.isTensor()) return v;
+      if (const auto t = tagged(v); t && t->first == "tensor") return stand_in(t->second, described);
       return std::nullopt;
     case K::IntType:
       if (v.isInt()) return v;
@@ -123,7 +192,7 @@ std::optional<c10::IValue> convert(const c10::IValue& v, const c10::TypePtr& typ
       const c10::TypePtr element = type->castRaw<c10::ListType>()->getElementType();
       c10::impl::GenericList list(element);
       for (const c10::IValue& x : v.toListRef()) {  // toListRef: see the same loop over calls below
-        auto c = convert(x, element);
+        auto c = convert(x, element, described);
         if (!c) return std::nullopt;
         list.push_back(std::move(*c));
       }
@@ -136,7 +205,8 @@ std::optional<c10::IValue> convert(const c10::IValue& v, const c10::TypePtr& typ
 
 // The arguments of one call in schema order, or why they do not fit.
 std::variant<std::vector<c10::IValue>, std::string> fit(const c10::FunctionSchema& schema,
-                                                        const c10::impl::GenericDict& recorded) {
+                                                        const c10::impl::GenericDict& recorded,
+                                                        std::vector<Recordings::Described>& described) {
   for (const auto& entry : recorded) {
     const std::string name = entry.key().toStringRef();
     bool known = false;
@@ -156,7 +226,7 @@ std::variant<std::vector<c10::IValue>, std::string> fit(const c10::FunctionSchem
       }
       continue;
     }
-    auto c = convert(it->value(), a.type());
+    auto c = convert(it->value(), a.type(), described);
     if (!c) return std::string("argument of the wrong type");
     args.push_back(std::move(*c));
   }
@@ -164,7 +234,8 @@ std::variant<std::vector<c10::IValue>, std::string> fit(const c10::FunctionSchem
 }
 
 std::vector<c10::IValue> own_copies(const std::vector<c10::IValue>& args, std::optional<c10::ScalarType> from,
-                                    c10::ScalarType to, const std::vector<size_t>& dtype_args = {}) {
+                                    c10::ScalarType to, const std::vector<size_t>& dtype_args,
+                                    const std::vector<Recordings::Described>& described) {
   std::vector<c10::IValue> out;
   for (size_t i = 0; i < args.size(); ++i) {
     const c10::IValue& a = args[i];
@@ -176,6 +247,13 @@ std::vector<c10::IValue> own_copies(const std::vector<c10::IValue>& args, std::o
     }
     out.push_back(map_tensors(a, [&](const at::Tensor& t) {
       if (!t.defined()) return t;
+      if (t.is_meta()) {
+        for (const auto& d : described) {
+          if (d.stand_in != t.unsafeGetTensorImpl()) continue;
+          const at::Tensor made = make_described(t, d);
+          return from && made.scalar_type() == *from ? made.to(to) : made;
+        }
+      }
       if (from && t.scalar_type() == *from) return t.to(to).clone();
       return t.clone();
     }));
@@ -200,15 +278,18 @@ Recordings Recordings::load(const std::string& path) {
   if (!root.isGenericDict()) throw UserError("not a file of recorded samples (tools/record_samples.py)", {path});
   const auto top = root.toGenericDict();
   const auto format = top.find("format");
-  if (format == top.end() || !format->value().isString() || format->value().toStringRef() != kFormat) {
-    throw UserError(fmt::format("not a file of recorded samples in format {}", kFormat), {path});
+  if (format == top.end() || !format->value().isString() ||
+      (format->value().toStringRef() != kFormat && format->value().toStringRef() != kCallsFormat)) {
+    throw UserError(fmt::format("not a file of recorded samples in format {} or {}", kFormat, kCallsFormat), {path});
   }
+  r.program_ = format->value().toStringRef() == kCallsFormat;
   const auto calls = top.find("calls");
   if (calls == top.end() || !calls->value().isList()) throw UserError("recorded samples without calls", {path});
   auto& dispatcher = c10::Dispatcher::singleton();
   // The list's elements themselves (toListRef), not a c10::List's proxies: g++ 13 reads a reference bound through a
   // proxy as dangling (-Wdangling-reference), and a copy as a needless one (-Wrange-loop-construct).
   for (const c10::IValue& call : calls->value().toListRef()) {
+    const size_t index = r.summary_.calls;
     ++r.summary_.calls;
     auto drop = [&](const std::string& why) { ++r.summary_.dropped[why]; };
     if (!call.isGenericDict()) {
@@ -229,7 +310,8 @@ Recordings Recordings::load(const std::string& path) {
       drop("operator not in this libtorch");
       continue;
     }
-    auto fitted = fit(handle->schema(), args->value().toGenericDict());
+    std::vector<Described> described;
+    auto fitted = fit(handle->schema(), args->value().toGenericDict(), described);
     if (auto* why = std::get_if<std::string>(&fitted)) {
       drop(*why);
       continue;
@@ -271,7 +353,8 @@ Recordings Recordings::load(const std::string& path) {
         if (t->kind() == c10::TypeKind::ScalarTypeType) indices.push_back(i);
       }
     }
-    r.calls_[name][dtype->value().toStringRef()].push_back(std::move(std::get<0>(fitted)));
+    r.calls_[name][dtype->value().toStringRef()].push_back(
+        {std::move(std::get<0>(fitted)), index, std::move(described)});
   }
   return r;
 }
@@ -281,10 +364,12 @@ std::vector<RecordedSample> Recordings::samples(const std::string& op, const std
   const auto by_dtype = calls_.find(op);
   const auto to = parse_dtype(dtype);
   if (by_dtype == calls_.end() || !to) return out;
+  if (max == 0) max = samples_per_probe();
   if (const auto own = by_dtype->second.find(dtype); own != by_dtype->second.end()) {
-    for (const auto& args : own->second) {
+    for (const auto& call : own->second) {
       if (out.size() >= max) break;
-      out.push_back({fmt::format("recorded:{}", out.size()), own_copies(args, std::nullopt, *to)});
+      out.push_back({program_ ? fmt::format("call:{}", call.index) : fmt::format("recorded:{}", out.size()),
+                     own_copies(call.args, std::nullopt, *to, {}, call.described)});
     }
     return out;
   }
@@ -297,10 +382,10 @@ std::vector<RecordedSample> Recordings::samples(const std::string& op, const std
   if (order.empty()) return out;
   const auto& calls = by_dtype->second.at(order.front());
   const auto from = parse_dtype(order.front());
-  for (const auto& args : calls) {
+  for (const auto& call : calls) {
     if (out.size() >= max) break;
     out.push_back({fmt::format("recorded:{}:from-{}", out.size(), order.front()),
-                   own_copies(args, from, *to, dtype_args_.at(op))});
+                   own_copies(call.args, from, *to, dtype_args_.at(op), call.described)});
   }
   return out;
 }

@@ -1,5 +1,6 @@
-// Inputs recorded from PyTorch's own OpInfo sample inputs (tools/record_samples.py), replayed as samples: each
-// recorded ATen call becomes arguments in the linked libtorch's schema order. See docs/inputs.md.
+// Inputs recorded from PyTorch's own OpInfo sample inputs (tools/record_samples.py), or from a user's program
+// (python/mps_audit_record.py, `mps-audit record`), replayed as samples: each recorded ATen call becomes arguments in
+// the linked libtorch's schema order. See docs/inputs.md and docs/model.md.
 #pragma once
 
 #include <map>
@@ -12,8 +13,13 @@
 
 namespace mps_audit {
 
+// The format of a program's calls file (`mps-audit record`, python/mps_audit_record.py).
+inline constexpr const char* kCallsFormat = "mps-audit-calls/1";
+
 struct RecordedSample {
-  std::string name;               // "recorded:0", or "recorded:0:from-float32" when reused from another dtype
+  // "recorded:0", or "recorded:0:from-float32" when reused from another dtype; from a program's calls file, "call:17"
+  // (the call's position in the file)
+  std::string name;
   std::vector<c10::IValue> args;  // in the linked libtorch's schema order, on the CPU, the caller's own copies
 };
 
@@ -27,20 +33,40 @@ struct RecordingsSummary {
 
 class Recordings {
  public:
-  // Reads a file written by tools/record_samples.py (torch.save, read with torch::jit::pickle_load). Calls to an
-  // operator this libtorch lacks, or whose arguments do not fit its schema, are dropped and counted, never an
-  // error; an unreadable file or one of another format is (UserError).
+  // Reads a file written by tools/record_samples.py (format mps-audit-samples/1) or by `mps-audit record`
+  // (mps-audit-calls/1): torch.save, read with torch::jit::pickle_load. Calls to an operator this libtorch lacks, or
+  // whose arguments do not fit its schema, are dropped and counted, never an error; an unreadable file or one of
+  // another format is (UserError). A tensor a calls file describes instead of keeping (above the recorder's size
+  // cap: shape, strides, dtype, value range) is made when a sample is: uniform in its recorded range, so that index
+  // and class arguments stay in bounds.
   static Recordings load(const std::string& path);
   // Up to `max` samples for one operator ("aten::add.Tensor") in one dtype ("float32"): its own recordings, else
   // another dtype's with the tensors of that dtype converted (OpInfo's sample functions give the same shapes for
-  // every dtype).
-  std::vector<RecordedSample> samples(const std::string& op, const std::string& dtype, size_t max = 3) const;
+  // every dtype). `max` 0: samples_per_probe().
+  std::vector<RecordedSample> samples(const std::string& op, const std::string& dtype, size_t max = 0) const;
+  // How many recordings a probe replays: three of OpInfo's samples; every distinct call of a program, up to 64 (each
+  // is the program's own, and the worst decides the op x dtype).
+  size_t samples_per_probe() const { return program_ ? 64 : 3; }
+  // A program's calls (`mps-audit record`), not OpInfo's samples.
+  bool program() const { return program_; }
   const RecordingsSummary& summary() const { return summary_; }
 
+  // A tensor a calls file describes rather than keeps, standing in as a meta tensor until a sample is made.
+  struct Described {
+    const c10::TensorImpl* stand_in = nullptr;
+    double low = 0, high = 0;
+  };
+
  private:
+  struct Call {
+    std::vector<c10::IValue> args;     // in schema order
+    size_t index = 0;                  // the call's position in the file
+    std::vector<Described> described;  // its tensors that are made when a sample is
+  };
   RecordingsSummary summary_;
-  // op -> dtype label -> calls, each its arguments in schema order
-  std::unordered_map<std::string, std::map<std::string, std::vector<std::vector<c10::IValue>>>> calls_;
+  bool program_ = false;
+  // op -> dtype label -> calls
+  std::unordered_map<std::string, std::map<std::string, std::vector<Call>>> calls_;
   std::unordered_map<std::string, std::vector<size_t>> dtype_args_;  // op -> positions of its ScalarType arguments
 };
 

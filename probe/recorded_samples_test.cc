@@ -37,11 +37,13 @@ c10::IValue tag(const std::string& key, const std::string& value) {
 }
 
 // A file as tools/record_samples.py writes it, written with the C++ counterpart of torch.save.
-std::string write_recording(const TempDir& dir, const std::vector<c10::IValue>& calls) {
+// `format`: a program's calls file (kCallsFormat) holds its calls in the same form.
+std::string write_recording(const TempDir& dir, const std::vector<c10::IValue>& calls,
+                            const std::string& format = "mps-audit-samples/1") {
   c10::impl::GenericList list(c10::AnyType::get());
   for (const auto& c : calls) list.push_back(c);
   c10::impl::GenericDict root(c10::StringType::get(), c10::AnyType::get());
-  root.insert("format", std::string("mps-audit-samples/1"));
+  root.insert("format", format);
   root.insert("torch", std::string("test"));
   root.insert("calls", list);
   const std::vector<char> bytes = torch::jit::pickle_save(root);
@@ -90,6 +92,62 @@ TEST(Recordings, DropsAndCountsTheCallsThatDoNotFitTheLinkedLibtorch) {
   EXPECT_EQ(sum_int[0].args[1].toInt(), static_cast<int64_t>(c10::ScalarType::Long));
   add[0].args[0].toTensor().fill_(7);
   EXPECT_EQ(r.samples("aten::add.Tensor", "float32")[0].args[0].toTensor()[0][0].item<float>(), 0.0f);
+}
+
+// A tensor above the recorder's size cap, as python/mps_audit_record.py describes it.
+c10::IValue described(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, const std::string& dtype,
+                      double low, double high) {
+  c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
+  d.insert("shape", c10::IValue(shape));
+  d.insert("strides", c10::IValue(strides));
+  d.insert("dtype", dtype);
+  d.insert("low", low);
+  d.insert("high", high);
+  c10::impl::GenericDict t(c10::StringType::get(), c10::AnyType::get());
+  t.insert("tensor", d);
+  return t;
+}
+
+TEST(Recordings, AProgramsDescribedTensorIsMadeInItsRangeWithItsShapeAndStrides) {
+  TempDir dir;
+  const Recordings r = Recordings::load(write_recording(
+      dir,
+      {call("aten::index_select", "float32",
+            {{"self", at::ones({6, 4})}, {"dim", int64_t{0}}, {"index", described({300}, {1}, "int64", 0, 5)}}),
+       call("aten::add.Tensor", "float32",
+            {{"self", described({40, 30}, {1, 40}, "float32", -2.5, 3.5)}, {"other", at::ones({40, 30})}})},
+      kCallsFormat));
+  EXPECT_TRUE(r.program());
+  EXPECT_EQ(r.summary().kept, 2u);
+  const auto index = r.samples("aten::index_select", "float32");
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].name, "call:0");  // named by its place in the file
+  const at::Tensor i = index[0].args[2].toTensor();
+  EXPECT_FALSE(i.is_meta());
+  EXPECT_EQ(i.scalar_type(), c10::kLong);
+  EXPECT_EQ(i.sizes(), (std::vector<int64_t>{300}));
+  EXPECT_EQ(i.min().item<int64_t>(), 0);  // every index in bounds, both ends reached
+  EXPECT_EQ(i.max().item<int64_t>(), 5);
+  const auto add = r.samples("aten::add.Tensor", "float32");
+  ASSERT_EQ(add.size(), 1u);
+  EXPECT_EQ(add[0].name, "call:1");
+  const at::Tensor x = add[0].args[0].toTensor();
+  EXPECT_EQ(x.sizes(), (std::vector<int64_t>{40, 30}));
+  EXPECT_EQ(x.strides(), (std::vector<int64_t>{1, 40}));
+  EXPECT_GE(x.min().item<float>(), -2.5f);
+  EXPECT_LE(x.max().item<float>(), 3.5f);
+  EXPECT_GT(x.max().item<float>() - x.min().item<float>(), 5.0f);
+  // The same values every time: a probe's CPU and target runs, and a rerun, see the same inputs.
+  EXPECT_TRUE(r.samples("aten::add.Tensor", "float32")[0].args[0].toTensor().equal(x));
+}
+
+// OpInfo's samples give a probe three; a program's calls give it every distinct call (up to 64).
+TEST(Recordings, AProbeReplaysEveryDistinctCallOfAProgram) {
+  TempDir dir;
+  std::vector<c10::IValue> calls;
+  for (int64_t n = 1; n <= 5; ++n) calls.push_back(call("aten::sin", "float32", {{"self", at::ones({n})}}));
+  EXPECT_EQ(Recordings::load(write_recording(dir, calls)).samples("aten::sin", "float32").size(), 3u);
+  EXPECT_EQ(Recordings::load(write_recording(dir, calls, kCallsFormat)).samples("aten::sin", "float32").size(), 5u);
 }
 
 TEST(Recordings, AFileOfAnotherFormatIsAUserError) {

@@ -71,6 +71,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -1497,7 +1498,14 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
 
   std::vector<Probe> whole;
-  const std::vector<std::string>& dtypes = o.dtypes.empty() ? spec.dtypes : o.dtypes;
+  std::vector<std::string> dtypes = o.dtypes.empty() ? spec.dtypes : o.dtypes;
+  const std::set<std::pair<std::string, std::string>> pairs(o.pairs.begin(), o.pairs.end());
+  if (!pairs.empty()) {
+    dtypes.clear();
+    for (const auto& [op, dtype] : pairs) {
+      if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) dtypes.push_back(dtype);
+    }
+  }
   for (const auto& name : known) {
     if (!std::regex_search(name, filter)) continue;
     const RegistryEntry* cpu = on_cpu.find(name);
@@ -1508,6 +1516,7 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
           std::find(entry->dtypes.begin(), entry->dtypes.end(), d) == entry->dtypes.end()) {
         continue;
       }
+      if (!pairs.empty() && !pairs.count({name, d})) continue;
       whole.push_back({name, d});
     }
   }

@@ -38,7 +38,10 @@ struct RunOptions {
   bool resume = false;                // continue the run recorded in out_dir's journal.jsonl
   std::string shard;                  // "K/N": run only the K-th of N slices of the plan; empty: all of it
   std::string samples;                // recorded samples to replay: a file, "none"; empty: the linked release's
-  std::string self;                   // this executable, to start workers with
+  // Only these op x dtype pairs ("aten::cumsum", "float32"), within --ops; empty: --ops x the dtypes. A program's
+  // replay (model/calls_replay.h) probes what it called, not every dtype of every operator it called.
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::string self;  // this executable, to start workers with
   bool progress = true;
 };
 

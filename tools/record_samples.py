@@ -9,81 +9,24 @@
 import argparse
 import json
 import os
-import pickle
 import sys
 import time
 import warnings
-from collections import Counter, defaultdict
+from collections import Counter
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # tools/expecttest.py, when no expecttest is installed
+# The program recorder's encoding of a call's arguments, its pickler and its signatures: one format for both.
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from mps_audit_record import Drop, dtype_label, encode, flat_tensors, save, signature
+
 FORMAT = "mps-audit-samples/1"
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
           torch.uint8, torch.bool, torch.complex64]
-# What torch.save and libtorch's reader both handle (not complex32, quantized or unsigned dtypes beyond uint8).
-SAVED_DTYPES = set(DTYPES) | {torch.float64, torch.complex128}
 GRAD_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.complex64}
-
-
-class _BatchedPickler(pickle._Pickler):
-    """Writes every list and dict with APPENDS and SETITEMS, and big ints as 8-byte LONG1: libtorch's unpickler
-    (torch::jit::pickle_load, at least in 1.13) knows no APPEND or SETITEM, which Python's pickler uses for a list
-    or dict of one item, and reads LONG1 of 8 bytes only."""
-
-    def save_long(self, obj):  # libtorch reads LONG1 of 8 bytes only
-        if -2**31 <= obj < 2**31:
-            return pickle._Pickler.save_long(self, obj)
-        self.write(pickle.LONG1 + b"\x08" + obj.to_bytes(8, "little", signed=True))
-
-    dispatch = dict(pickle._Pickler.dispatch)
-    dispatch[int] = save_long
-
-    def _batch_appends(self, items, *rest):
-        items = list(items)
-        if items:
-            self.write(pickle.MARK)
-            for x in items:
-                self.save(x)
-            self.write(pickle.APPENDS)
-
-    def _batch_setitems(self, items, *rest):
-        items = list(items)
-        if items:
-            self.write(pickle.MARK)
-            for k, v in items:
-                self.save(k)
-                self.save(v)
-            self.write(pickle.SETITEMS)
-
-
-class _PickleModule:
-    """What torch.save needs of a pickle module."""
-    Pickler = _BatchedPickler
-    Unpickler = pickle.Unpickler
-    dump = staticmethod(pickle.dump)
-    dumps = staticmethod(pickle.dumps)
-    load = staticmethod(pickle.load)
-    loads = staticmethod(pickle.loads)
-    __name__ = "pickle"
-
-
-class Drop(Exception):
-    """A value libtorch could not read back as the operator needs it; the call is dropped and counted."""
-
-
-def dtype_label(dt):
-    return str(dt).replace("torch.", "")
-
-
-def flat_tensors(value):
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from flat_tensors(v)
 
 
 class Recorder(TorchDispatchMode):
@@ -114,50 +57,12 @@ class State:
         self.dropped = Counter()
 
     def encode(self, v):
-        if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**63:
-            raise Drop("int beyond int64")
-        if v is None or isinstance(v, (bool, int, float, str)):
-            return v
-        if isinstance(v, torch.Tensor):
-            if v.layout != torch.strided or v.is_quantized or v.is_sparse:
-                raise Drop("sparse or quantized tensor")
-            if v.device.type != "cpu":
+        for t in flat_tensors(v):
+            if t.device.type != "cpu":
                 raise Drop("tensor not on the cpu")
-            if getattr(v, "names", None) and any(n is not None for n in v.names):
-                raise Drop("named tensor")
-            if v.dtype not in SAVED_DTYPES:
-                raise Drop("tensor of dtype " + dtype_label(v.dtype))
-            if v.numel() > self.max_numel:
+            if t.numel() > self.max_numel:
                 raise Drop("big tensor")
-            t = v.detach()
-            if t.is_conj():
-                t = t.resolve_conj()
-            if t.is_neg():
-                t = t.resolve_neg()
-            return t.clone()  # the op may write it afterwards
-        if isinstance(v, (list, tuple)):
-            return [self.encode(x) for x in v]
-        if isinstance(v, complex):
-            return {"complex": [v.real, v.imag]}
-        if isinstance(v, torch.dtype):
-            return {"dtype": dtype_label(v)}
-        if isinstance(v, torch.layout):
-            return {"layout": str(v).replace("torch.", "")}
-        if isinstance(v, torch.device):
-            return {"device": v.type}
-        if isinstance(v, torch.memory_format):
-            return {"memory_format": str(v).replace("torch.", "")}
-        raise Drop("value of type " + type(v).__name__)
-
-    @staticmethod
-    def signature(v):
-        if isinstance(v, torch.Tensor):
-            return ("T", tuple(v.shape), str(v.dtype), tuple(v.stride()))
-        if isinstance(v, (list, tuple)):
-            return tuple(State.signature(x) for x in v)
-        if isinstance(v, float) and v != v:
-            return "nan"
-        return repr(v)
+        return encode(v)
 
     def record(self, func, args, kwargs, default_dtype, source):
         schema = func._schema
@@ -184,7 +89,7 @@ class State:
         key = (name, label)
         if self.count[key] >= self.per_key:
             return
-        sig = (name, label, tuple(sorted((k, self.signature(v)) for k, v in named.items())))
+        sig = (name, label, tuple(sorted((k, signature(v)) for k, v in named.items())))
         if sig in self.seen:
             return
         try:
@@ -281,8 +186,7 @@ def main():
                         run_sample(op, s, backward)
                 except Exception as e:
                     opinfo_errors["sample raised " + type(e).__name__] += 1
-    torch.save({"format": FORMAT, "torch": torch.__version__.split("+")[0], "calls": state.calls}, opts.out,
-               pickle_module=_PickleModule)
+    save({"format": FORMAT, "torch": torch.__version__.split("+")[0], "calls": state.calls}, opts.out)
 
     manifest = {
         "format": FORMAT,

@@ -1,0 +1,156 @@
+// Replays a program's recorded calls through the prober: see calls_replay.h.
+//
+// Note [Replaying a program's calls]
+// A recording holds each distinct ATen call once (operator, tensor shapes, dtypes and strides, other arguments), as
+// the program made it below autograd: the forward pass's operators after their composite decompositions, autograd's
+// backward operators, the optimizer's in-place updates. The replay is an ordinary run of the prober (workers, crash
+// and hang isolation, timeouts, the fallback trace, PyTorch's expectations) over just the op x dtype pairs the
+// program called, with the calls file as its recorded samples: each pair's probe replays every distinct call of it
+// (up to Recordings::samples_per_probe()) on the CPU and the target, and the worst decides, as for any probe. So a
+// call's verdict is its operator and dtype's over the program's own inputs, and a fallback is named by the same rule
+// as in `run` (the leaf that ran aten::_to_cpu). The records go to <out>/replay/ (results.json and the journal,
+// which --resume-style reruns do not need: a replay is cheap); model.json is that results file plus the program's
+// calls, sites and totals, so that `compare` and `diff` take it.
+// What a call would move to the CPU is estimated from the recording: a call that falls back copies its tensor
+// arguments to the CPU and its results back, each time the program makes it.
+#include "model/calls_replay.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/diagnostics.h"
+#include "common/output_file.h"
+#include "common/paths.h"
+#include "probe/dtypes.h"
+#include "probe/runner.h"
+
+namespace mps_audit {
+
+std::string call_status(Verdict v, bool probed) {
+  if (!probed) return "not_probed";
+  switch (v) {
+    case Verdict::kPass:
+    case Verdict::kXpass: return "native";
+    case Verdict::kFallback: return "fallback";
+    case Verdict::kUnsupported: return "refused";
+    case Verdict::kMismatch: return "wrong";
+    case Verdict::kKnownFailure:
+    case Verdict::kXfail: return "known_failure";
+    case Verdict::kError: return "error";
+    case Verdict::kCrash: return "crash";
+    case Verdict::kTimeout: return "timeout";
+    case Verdict::kSkip: return "not_probed";
+  }
+  return "not_probed";
+}
+
+CallsAudit analyse_calls(CallsFile file, Results results) {
+  CallsAudit a;
+  a.file = std::move(file);
+  a.results = std::move(results);
+  std::map<std::pair<std::string, std::string>, const ProbeResult*> records;
+  for (const auto& r : a.results.records) records[{r.op, r.dtype}] = &r;
+  std::map<std::string, size_t> site_index;
+  for (const RecordedCall& c : a.file.calls) {
+    ReplayedCall rc;
+    rc.call = c;
+    const auto it = records.find({c.op, c.dtype});
+    if (!parse_dtype(c.dtype)) {
+      a.not_probed[fmt::format("dtype {} is not probed (MPS has no {})", c.dtype, c.dtype)] += c.count;
+    } else if (it == records.end()) {
+      a.not_probed["not in the replay's plan (no CPU kernel, or the spec leaves the dtype out)"] += c.count;
+    } else if (it->second->verdict == Verdict::kSkip) {
+      a.not_probed[it->second->message.empty() ? "skipped" : it->second->message] += c.count;
+    } else {
+      const ProbeResult& r = *it->second;
+      rc.probed = true;
+      rc.verdict = r.verdict;
+      if (r.expectation) rc.expectation = r.expectation;
+      if (r.verdict == Verdict::kKnownFailure) {
+        rc.verdict = parse_verdict(r.observed).value_or(Verdict::kPass);
+        a.expected_failures += c.count;
+      }
+      rc.fallback_ops = r.fallback_ops;
+      rc.message = r.message;
+      rc.decided = r.sample == fmt::format("call:{}", c.index);
+      a.probed_calls += c.count;
+      if (rc.verdict == Verdict::kFallback) {
+        a.fallback_calls += c.count;
+        a.fallback_seconds += c.seconds;
+        a.bytes_to_cpu += c.count * c.in_bytes;
+        a.bytes_from_cpu += c.count * c.out_bytes;
+      } else if (rc.verdict != Verdict::kPass && rc.verdict != Verdict::kXpass) {
+        a.failed_calls += c.count;
+      }
+    }
+    a.seconds += c.seconds;
+    for (const auto& [site, n] : c.sites) {
+      auto [pos, fresh] = site_index.emplace(site, a.sites.size());
+      if (fresh) {
+        const auto code = a.file.sources.find(site);
+        a.sites.push_back({site, code == a.file.sources.end() ? "" : code->second, 0, Verdict::kSkip, {}});
+      }
+      CallSite& s = a.sites[pos->second];
+      s.calls += n;
+      if (rc.probed) s.worst = worse(s.worst, rc.verdict);
+      s.replayed.push_back(a.calls.size());
+    }
+    a.calls.push_back(std::move(rc));
+  }
+  std::stable_sort(a.sites.begin(), a.sites.end(), [](const CallSite& x, const CallSite& y) {
+    const bool xp = x.worst != Verdict::kPass && x.worst != Verdict::kSkip,
+               yp = y.worst != Verdict::kPass && y.worst != Verdict::kSkip;
+    if (xp != yp) return xp;
+    if (x.worst != y.worst) return static_cast<int>(x.worst) > static_cast<int>(y.worst);
+    return x.calls > y.calls;
+  });
+  return a;
+}
+
+int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err) {
+  for (const auto& f : o.formats) {
+    if (f != "json" && f != "md" && f != "html")
+      throw UserError(fmt::format("--format {}: expected json, md, html", f));
+  }
+  CallsFile file = CallsFile::load(o.calls);
+  if (file.calls.empty()) throw UserError("the recording holds no ATen calls to replay", {o.calls});
+  RunOptions run;
+  run.target = o.target;
+  run.emu_release = o.emu_release;
+  run.emu_macos = o.emu_macos;
+  run.fallback = o.fallback;
+  run.expectations = o.expectations;
+  run.out_dir = join_path(o.out_dir, "replay");
+  run.formats = {"json"};
+  run.timeout_s = o.timeout_s;
+  run.jobs = o.jobs;
+  run.samples = o.calls;
+  run.self = o.self;
+  run.progress = o.progress;
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& c : file.calls) {
+    if (parse_dtype(c.dtype)) pairs.insert({c.op, c.dtype});
+  }
+  if (pairs.empty()) throw UserError("none of the recording's calls is in a dtype the prober probes", {o.calls});
+  run.pairs.assign(pairs.begin(), pairs.end());
+  std::ostringstream run_summary;  // the run's own op x dtype summary: the program's is below
+  run_audit(run, run_summary, err);
+  const CallsAudit audit = analyse_calls(std::move(file), load_results(join_path(run.out_dir, "results.json")));
+  std::vector<std::string> written;
+  for (const auto& f : o.formats) {
+    const std::string path = join_path(o.out_dir, "model." + f);
+    write_file_atomically(path, f == "json" ? render_calls_json(audit)
+                                : f == "md" ? render_calls_markdown(audit)
+                                            : render_calls_html(audit));
+    written.push_back(path);
+  }
+  out << render_calls_summary(audit);
+  out << fmt::format("wrote {}\n", fmt::join(written, ", "));
+  return kExitOk;
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,277 @@
+// The reports of a program's replay (model/calls_replay.h): model.json, model.md, model.html and the terminal lines,
+// each a pure function of the CallsAudit.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "emu/expectations.h"
+#include "model/calls_replay.h"
+#include "report/renderers.h"
+
+namespace mps_audit {
+namespace {
+
+double share(double part, double whole) {
+  return whole > 0 ? part / whole : 0;
+}
+
+std::string percent(double part, double whole) {
+  return fmt::format("{:.1f}%", 100 * share(part, whole));
+}
+
+std::string bytes_text(int64_t b) {
+  if (b >= (int64_t{1} << 30)) return fmt::format("{:.1f} GiB", b / double(int64_t{1} << 30));
+  if (b >= (int64_t{1} << 20)) return fmt::format("{:.1f} MiB", b / double(int64_t{1} << 20));
+  if (b >= 1024) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} B", b);
+}
+
+std::string program_text(const CallsFile& f) {
+  return f.program.empty() ? f.path : fmt::format("{}", fmt::join(f.program, " "));
+}
+
+// How a status reads in a report.
+std::string status_text(const ReplayedCall& c) {
+  const std::string s = call_status(c.verdict, c.probed);
+  if (s == "fallback") return "falls back";
+  if (s == "known_failure") return "failed, as expected";
+  if (s == "crash") return "crashed";
+  if (s == "timeout") return "hung";
+  if (s == "not_probed") return "not probed";
+  return s;
+}
+
+bool fails(const ReplayedCall& c) {
+  return c.probed && c.verdict != Verdict::kPass && c.verdict != Verdict::kXpass;
+}
+
+bool expected_to_fail(const ReplayedCall& c) {
+  return c.expectation && emu::is_failure_kind(c.expectation->kind);
+}
+
+// Worth a row among the problems: it falls back or fails here, or PyTorch expects it to fail on a real Mac.
+bool trouble(const ReplayedCall& c) {
+  return fails(c) || expected_to_fail(c);
+}
+
+std::string expectation_text(const ReplayedCall& c) {
+  if (!expected_to_fail(c)) return "";
+  const ExpectationNote& n = *c.expectation;
+  return fmt::format("{}{} ({}, PyTorch {})", n.kind, n.scope == "forward" ? "" : " (" + n.scope + ")", n.list,
+                     n.release);
+}
+
+std::string cpu_or_why(const ReplayedCall& c) {
+  if (!c.fallback_ops.empty()) return fmt::format("{}", fmt::join(c.fallback_ops, ", "));
+  return fails(c) ? c.message : "";
+}
+
+std::string headline(const CallsAudit& a) {
+  return fmt::format(
+      "{} of {} replayed operator calls ({}) fall back to the CPU, {} of the recorded operator time; {} fail on the "
+      "target; PyTorch's own MPS test lists expect {} to fail on a real Mac",
+      a.fallback_calls, a.probed_calls, percent(a.fallback_calls, a.probed_calls),
+      percent(a.fallback_seconds, a.seconds), a.failed_calls, a.expected_failures);
+}
+
+std::string incomplete_line(const CallsAudit& a) {
+  if (a.file.complete) return "";
+  return fmt::format(
+      "The recording is incomplete: the program failed under the recorder ({}); only the calls it "
+      "made until then are here.",
+      a.file.error.empty() ? "no reason given" : a.file.error);
+}
+
+// The calls of one operator and dtype at one line of the program.
+struct SiteOp {
+  const CallSite* site = nullptr;
+  const ReplayedCall* first = nullptr;  // the verdict is its op x dtype's, the same for each
+  int64_t calls = 0;
+  std::set<std::string> phases;
+  std::string phases_text() const { return fmt::format("{}", fmt::join(phases, ", ")); }
+};
+
+// Per site (worst first), its operators and dtypes: all of them, or only those in trouble.
+std::vector<SiteOp> site_ops(const CallsAudit& a, bool only_trouble) {
+  std::vector<SiteOp> out;
+  for (const CallSite& s : a.sites) {
+    std::map<std::pair<std::string, std::string>, size_t> at;
+    for (size_t i : s.replayed) {
+      const ReplayedCall& c = a.calls[i];
+      if (only_trouble && !trouble(c)) continue;
+      const auto [pos, fresh] = at.emplace(std::make_pair(c.call.op, c.call.dtype), out.size());
+      if (fresh) out.push_back({&s, &c, 0, {}});
+      SiteOp& row = out[pos->second];
+      row.calls += c.call.sites.at(s.site);
+      for (const auto& [phase, n] : c.call.phases) row.phases.insert(phase);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_calls_json(const CallsAudit& a) {
+  nlohmann::json doc = results_document(a.results);
+  doc["program"] = {{"command", a.file.program}, {"file", a.file.path},
+                    {"torch", a.file.torch},     {"complete", a.file.complete},
+                    {"error", a.file.error},     {"seconds", a.file.seconds},
+                    {"calls", a.file.total},     {"distinct_calls", a.file.calls.size()},
+                    {"not_kept", a.file.dropped}};
+  nlohmann::json calls = nlohmann::json::array();
+  for (const ReplayedCall& c : a.calls) {
+    calls.push_back({{"index", c.call.index},
+                     {"op", c.call.op},
+                     {"dtype", c.call.dtype},
+                     {"count", c.call.count},
+                     {"seconds", c.call.seconds},
+                     {"phases", c.call.phases},
+                     {"sites", c.call.sites},
+                     {"in_bytes", c.call.in_bytes},
+                     {"out_bytes", c.call.out_bytes},
+                     {"status", call_status(c.verdict, c.probed)},
+                     {"fallback_ops", c.fallback_ops},
+                     {"message", c.message},
+                     {"decided", c.decided},
+                     {"expectation", c.expectation ? to_json(*c.expectation) : nlohmann::json()}});
+  }
+  doc["calls"] = std::move(calls);
+  nlohmann::json sites = nlohmann::json::array();
+  for (const CallSite& s : a.sites) {
+    std::vector<size_t> indices;
+    for (size_t i : s.replayed) indices.push_back(a.calls[i].call.index);
+    sites.push_back({{"site", s.site},
+                     {"code", s.code},
+                     {"calls", s.calls},
+                     {"status", call_status(s.worst, s.worst != Verdict::kSkip)},
+                     {"call_indices", indices}});
+  }
+  doc["sites"] = std::move(sites);
+  doc["totals"] = {{"calls", a.file.total},
+                   {"probed_calls", a.probed_calls},
+                   {"fallback_calls", a.fallback_calls},
+                   {"fallback_call_share", share(a.fallback_calls, a.probed_calls)},
+                   {"failed_calls", a.failed_calls},
+                   {"expected_failures", a.expected_failures},
+                   {"seconds", a.seconds},
+                   {"fallback_seconds", a.fallback_seconds},
+                   {"fallback_time_share", share(a.fallback_seconds, a.seconds)},
+                   {"bytes_to_cpu", a.bytes_to_cpu},
+                   {"bytes_from_cpu", a.bytes_from_cpu},
+                   {"not_probed", a.not_probed}};
+  return doc.dump(1) + "\n";
+}
+
+std::string render_calls_markdown(const CallsAudit& a) {
+  std::string s = fmt::format("# Replay of `{}`\n\nOn **{}**; recorded with torch {}.\n\n**{}.** ",
+                              markdown_cell(program_text(a.file)), where_it_ran(a.results.environment),
+                              a.file.torch.empty() ? "?" : a.file.torch, headline(a));
+  s += fmt::format("The calls that fall back would move about {} to the CPU and {} back.\n", bytes_text(a.bytes_to_cpu),
+                   bytes_text(a.bytes_from_cpu));
+  if (!a.file.complete) s += "\n> " + markdown_cell(incomplete_line(a), 1000) + "\n";
+  std::string rows;
+  for (const SiteOp& r : site_ops(a, /*only_trouble=*/true)) {
+    rows += fmt::format("| `{}` | `{}` | `{}` | {} | {} | {} | {} | {} | {} |\n", r.site->site,
+                        markdown_cell(r.site->code, 120), r.first->call.op, r.first->call.dtype, r.phases_text(),
+                        r.calls, status_text(*r.first), markdown_cell(cpu_or_why(*r.first)),
+                        markdown_cell(expectation_text(*r.first)));
+  }
+  s += "\n## Where the program falls back or fails\n\n";
+  s += rows.empty() ? "Nothing: every replayed call runs natively on the target, and PyTorch's lists expect none "
+                      "to fail.\n"
+                    : "| where | code | operator | dtype | phase | calls | result | ran on the CPU, or why | "
+                      "expected on a real Mac |\n| --- | --- | --- | --- | --- | ---: | --- | --- | --- |\n" +
+                          rows;
+  // Per operator and dtype: what each record says, and how often and where the program called it.
+  struct OpRow {
+    int64_t calls = 0;
+    double seconds = 0;
+    std::set<std::string> sites;
+    const ReplayedCall* first = nullptr;
+  };
+  std::map<std::pair<std::string, std::string>, OpRow> ops;
+  for (const ReplayedCall& c : a.calls) {
+    OpRow& r = ops[{c.call.op, c.call.dtype}];
+    r.calls += c.call.count;
+    r.seconds += c.call.seconds;
+    for (const auto& [site, n] : c.call.sites) r.sites.insert(site);
+    if (!r.first) r.first = &c;
+  }
+  std::vector<std::pair<std::pair<std::string, std::string>, OpRow>> ordered(ops.begin(), ops.end());
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& x, const auto& y) {
+    if (trouble(*x.second.first) != trouble(*y.second.first)) return trouble(*x.second.first);
+    return x.second.calls > y.second.calls;
+  });
+  s += "\n## By operator\n\n| operator | dtype | calls | time (s) | result | ran on the CPU, or why | expected on a "
+       "real Mac | where |\n| --- | --- | ---: | ---: | --- | --- | --- | --- |\n";
+  for (const auto& [key, r] : ordered) {
+    s += fmt::format("| `{}` | {} | {} | {:.6f} | {} | {} | {} | {} |\n", key.first, key.second, r.calls, r.seconds,
+                     status_text(*r.first), markdown_cell(cpu_or_why(*r.first)),
+                     markdown_cell(expectation_text(*r.first)),
+                     markdown_cell(fmt::format("{}", fmt::join(r.sites, ", ")), 200));
+  }
+  if (!a.not_probed.empty() || !a.file.dropped.empty()) {
+    s += "\n## Not replayed\n\n";
+    for (const auto& [why, n] : a.not_probed) s += fmt::format("- {} call(s): {}\n", n, markdown_cell(why));
+    for (const auto& [why, n] : a.file.dropped) {
+      s += fmt::format("- {} call(s) the recorder could not keep: {}\n", n, markdown_cell(why));
+    }
+  }
+  s += fmt::format(
+      "\nEach distinct call was replayed on the CPU and the target; a call's result is its operator and dtype's over "
+      "all of the program's calls of it (the worst decides). {} calls recorded ({} distinct) in {:.2f} s. torch {} "
+      "on {}.\n",
+      a.file.total, a.file.calls.size(), a.file.seconds, a.results.environment.torch_version, a.results.environment.os);
+  return s;
+}
+
+std::string render_calls_html(const CallsAudit& a) {
+  std::string s =
+      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Program replay</title><style>"
+      "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+      "padding:2px 6px;text-align:left}tr.fallback{background:#fff3cd}tr.failed{background:#f8d7da}</style>"
+      "</head><body>\n";
+  s += fmt::format(
+      "<h1>Replay of <code>{}</code></h1>\n<p>On <b>{}</b>; recorded with torch {}.</p>\n<p><b>{}</b>. "
+      "The calls that fall back would move about {} to the CPU and {} back.</p>\n",
+      escape_html(program_text(a.file)), escape_html(where_it_ran(a.results.environment)), escape_html(a.file.torch),
+      escape_html(headline(a)), bytes_text(a.bytes_to_cpu), bytes_text(a.bytes_from_cpu));
+  if (!a.file.complete) s += "<p><b>" + escape_html(incomplete_line(a)) + "</b></p>\n";
+  s += "<table><tr><th>where</th><th>code</th><th>operator</th><th>dtype</th><th>phase</th><th>calls</th>"
+       "<th>result</th><th>ran on the CPU, or why</th><th>expected on a real Mac</th></tr>\n";
+  for (const SiteOp& r : site_ops(a, /*only_trouble=*/false)) {
+    const ReplayedCall& c = *r.first;
+    s += fmt::format(
+        "<tr class=\"{}\"><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        !trouble(c)                       ? ""
+        : c.verdict == Verdict::kFallback ? "fallback"
+                                          : "failed",
+        escape_html(r.site->site), escape_html(r.site->code), escape_html(c.call.op), c.call.dtype, r.phases_text(),
+        r.calls, escape_html(status_text(c)), escape_html(cpu_or_why(c)), escape_html(expectation_text(c)));
+  }
+  s += "</table>\n</body></html>\n";
+  return s;
+}
+
+std::string render_calls_summary(const CallsAudit& a) {
+  std::string s = fmt::format("{}: {} calls ({} distinct) replayed on {}\n{}\n", program_text(a.file), a.file.total,
+                              a.file.calls.size(), where_it_ran(a.results.environment), headline(a));
+  if (!a.file.complete) s += incomplete_line(a) + "\n";
+  const std::vector<SiteOp> rows = site_ops(a, /*only_trouble=*/true);
+  for (size_t i = 0; i < rows.size() && i < 10; ++i) {
+    const ReplayedCall& c = *rows[i].first;
+    s += fmt::format("  {} {} ({}, {}): {}{}{}\n", rows[i].site->site, c.call.op, c.call.dtype, rows[i].phases_text(),
+                     status_text(c),
+                     c.fallback_ops.empty() ? "" : fmt::format(" ({} on the CPU)", fmt::join(c.fallback_ops, ", ")),
+                     expected_to_fail(c) ? "; expected to fail on a real Mac: " + expectation_text(c) : "");
+  }
+  if (rows.size() > 10) s += fmt::format("  and {} more (model.md)\n", rows.size() - 10);
+  return s;
+}
+
+}  // namespace mps_audit
