@@ -25,6 +25,7 @@
 #include "common/diagnostics.h"
 #include "common/output_file.h"
 #include "common/paths.h"
+#include "emu/expectations.h"
 #include "probe/dtypes.h"
 #include "probe/runner.h"
 
@@ -46,6 +47,10 @@ std::string call_status(Verdict v, bool probed) {
     case Verdict::kSkip: return "not_probed";
   }
   return "not_probed";
+}
+
+bool expected_to_fail(const ReplayedCall& c) {
+  return c.expectation && c.expectation->kind != "flaky" && emu::is_failure_kind(c.expectation->kind);
 }
 
 CallsAudit analyse_calls(CallsFile file, Results results) {
@@ -70,10 +75,9 @@ CallsAudit analyse_calls(CallsFile file, Results results) {
       rc.probed = true;
       rc.verdict = r.verdict;
       if (r.expectation) rc.expectation = r.expectation;
-      if (r.verdict == Verdict::kKnownFailure) {
-        rc.verdict = parse_verdict(r.observed).value_or(Verdict::kPass);
-        a.expected_failures += c.count;
-      }
+      if (r.verdict == Verdict::kKnownFailure) rc.verdict = parse_verdict(r.observed).value_or(Verdict::kPass);
+      if (expected_to_fail(rc)) a.expected_failures += c.count;
+      if (rc.expectation && rc.expectation->kind == "flaky") a.flaky_calls += c.count;
       rc.fallback_ops = r.fallback_ops;
       rc.message = r.message;
       rc.decided = r.sample == fmt::format("call:{}", c.index);

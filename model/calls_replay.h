@@ -61,6 +61,7 @@ struct CallsAudit {
   std::vector<CallSite> sites;  // worst first, then by calls
   int64_t probed_calls = 0, fallback_calls = 0, failed_calls = 0;
   int64_t expected_failures = 0;                 // calls PyTorch's own MPS test lists expect to fail on a real Mac
+  int64_t flaky_calls = 0;                       // calls whose op x dtype the lists skip as flaky
   double seconds = 0, fallback_seconds = 0;      // recorded operator time, all and of the calls that fall back
   int64_t bytes_to_cpu = 0, bytes_from_cpu = 0;  // the calls that fall back: their arguments, and results back
   std::map<std::string, int64_t> not_probed;     // why -> calls
@@ -69,6 +70,11 @@ struct CallsAudit {
 // "native", "fallback", "refused", "wrong", "known_failure", "error", "crash", "timeout", "not_probed"...: a call's
 // status in model.json, from its record's verdict.
 std::string call_status(Verdict v, bool probed);
+
+// PyTorch's own MPS test lists expect the call to fail on a real Mac: an entry of a failure kind other than flaky (a
+// flaky entry, which 1.13.1's BLOCKLIST gives most of its operators, says the test is unreliable there, not that the
+// operator fails).
+bool expected_to_fail(const ReplayedCall& call);
 
 // What the replay's records say of each call, site and total (pure: from the file and the replay's results).
 CallsAudit analyse_calls(CallsFile file, Results results);

@@ -49,17 +49,14 @@ bool fails(const ReplayedCall& c) {
   return c.probed && c.verdict != Verdict::kPass && c.verdict != Verdict::kXpass;
 }
 
-bool expected_to_fail(const ReplayedCall& c) {
-  return c.expectation && emu::is_failure_kind(c.expectation->kind);
-}
-
 // Worth a row among the problems: it falls back or fails here, or PyTorch expects it to fail on a real Mac.
 bool trouble(const ReplayedCall& c) {
   return fails(c) || expected_to_fail(c);
 }
 
+// Any entry of a failure kind, flaky ones too.
 std::string expectation_text(const ReplayedCall& c) {
-  if (!expected_to_fail(c)) return "";
+  if (!c.expectation || !emu::is_failure_kind(c.expectation->kind)) return "";
   const ExpectationNote& n = *c.expectation;
   return fmt::format("{}{} ({}, PyTorch {})", n.kind, n.scope == "forward" ? "" : " (" + n.scope + ")", n.list,
                      n.release);
@@ -73,9 +70,10 @@ std::string cpu_or_why(const ReplayedCall& c) {
 std::string headline(const CallsAudit& a) {
   return fmt::format(
       "{} of {} replayed operator calls ({}) fall back to the CPU, {} of the recorded operator time; {} fail on the "
-      "target; PyTorch's own MPS test lists expect {} to fail on a real Mac",
+      "target; PyTorch's own MPS test lists expect {} to fail on a real Mac{}",
       a.fallback_calls, a.probed_calls, percent(a.fallback_calls, a.probed_calls),
-      percent(a.fallback_seconds, a.seconds), a.failed_calls, a.expected_failures);
+      percent(a.fallback_seconds, a.seconds), a.failed_calls, a.expected_failures,
+      a.flaky_calls ? fmt::format(" (and skip {} more as flaky)", a.flaky_calls) : "");
 }
 
 std::string incomplete_line(const CallsAudit& a) {
@@ -157,6 +155,7 @@ std::string render_calls_json(const CallsAudit& a) {
                    {"fallback_call_share", share(a.fallback_calls, a.probed_calls)},
                    {"failed_calls", a.failed_calls},
                    {"expected_failures", a.expected_failures},
+                   {"flaky_calls", a.flaky_calls},
                    {"seconds", a.seconds},
                    {"fallback_seconds", a.fallback_seconds},
                    {"fallback_time_share", share(a.fallback_seconds, a.seconds)},
