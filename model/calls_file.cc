@@ -44,6 +44,14 @@ std::map<std::string, int64_t> counts(const Dict& d, const char* key) {
 
 }  // namespace
 
+int64_t RecordedCall::calls_at(const std::string& site) const {
+  int64_t n = 0;
+  if (const auto it = sites.find(site); it != sites.end()) {
+    for (const auto& [phase, count] : it->second) n += count;
+  }
+  return n;
+}
+
 CallsFile CallsFile::load(const std::string& path) {
   const std::string bytes_text = read_file(path);
   c10::IValue root;
@@ -106,7 +114,17 @@ CallsFile CallsFile::load(const std::string& path) {
     call.in_bytes = static_cast<int64_t>(number(c, "in_bytes"));
     call.out_bytes = std::max<int64_t>(0, static_cast<int64_t>(number(c, "out_bytes")));
     call.phases = counts(c, "phases");
-    call.sites = counts(c, "sites");
+    if (const c10::IValue* sites = field(c, "sites"); sites && sites->isGenericDict()) {
+      for (const auto& e : sites->toGenericDict()) {
+        if (!e.key().isString() || !e.value().isGenericDict()) {
+          throw UserError(fmt::format("call {}: its sites are not site -> phase -> calls", index), {path});
+        }
+        auto& at = call.sites[e.key().toStringRef()];
+        for (const auto& p : e.value().toGenericDict()) {
+          if (p.key().isString() && p.value().isInt()) at[p.key().toStringRef()] = p.value().toInt();
+        }
+      }
+    }
     f.calls.push_back(std::move(call));
   }
   return f;

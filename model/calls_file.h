@@ -20,7 +20,9 @@ struct RecordedCall {
   double seconds = 0;                     // their time on the recording's device
   int64_t in_bytes = 0, out_bytes = 0;    // of one call's tensor arguments and results
   std::map<std::string, int64_t> phases;  // forward, loss, backward, optimizer -> calls
-  std::map<std::string, int64_t> sites;   // "train.py:42" -> calls
+  // "train.py:42" -> phase -> calls made there (a line such as loss.backward() makes its calls in the backward phase)
+  std::map<std::string, std::map<std::string, int64_t>> sites;
+  int64_t calls_at(const std::string& site) const;
 };
 
 struct CallsFile {

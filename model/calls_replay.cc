@@ -92,14 +92,14 @@ CallsAudit analyse_calls(CallsFile file, Results results) {
       }
     }
     a.seconds += c.seconds;
-    for (const auto& [site, n] : c.sites) {
+    for (const auto& [site, phases] : c.sites) {
       auto [pos, fresh] = site_index.emplace(site, a.sites.size());
       if (fresh) {
         const auto code = a.file.sources.find(site);
         a.sites.push_back({site, code == a.file.sources.end() ? "" : code->second, 0, Verdict::kSkip, {}});
       }
       CallSite& s = a.sites[pos->second];
-      s.calls += n;
+      s.calls += c.calls_at(site);
       if (rc.probed) s.worst = worse(s.worst, rc.verdict);
       s.replayed.push_back(a.calls.size());
     }

@@ -104,8 +104,8 @@ std::vector<SiteOp> site_ops(const CallsAudit& a, bool only_trouble) {
       const auto [pos, fresh] = at.emplace(std::make_pair(c.call.op, c.call.dtype), out.size());
       if (fresh) out.push_back({&s, &c, 0, {}});
       SiteOp& row = out[pos->second];
-      row.calls += c.call.sites.at(s.site);
-      for (const auto& [phase, n] : c.call.phases) row.phases.insert(phase);
+      row.calls += c.call.calls_at(s.site);
+      for (const auto& [phase, n] : c.call.sites.at(s.site)) row.phases.insert(phase);
     }
   }
   return out;
@@ -197,7 +197,7 @@ std::string render_calls_markdown(const CallsAudit& a) {
     OpRow& r = ops[{c.call.op, c.call.dtype}];
     r.calls += c.call.count;
     r.seconds += c.call.seconds;
-    for (const auto& [site, n] : c.call.sites) r.sites.insert(site);
+    for (const auto& [site, phases] : c.call.sites) r.sites.insert(site);
     if (!r.first) r.first = &c;
   }
   std::vector<std::pair<std::pair<std::string, std::string>, OpRow>> ordered(ops.begin(), ops.end());

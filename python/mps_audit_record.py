@@ -285,7 +285,8 @@ class Recording:
         entry["count"] += 1
         entry["seconds"] += seconds
         entry["phases"][phase] = entry["phases"].get(phase, 0) + 1
-        entry["sites"][site] = entry["sites"].get(site, 0) + 1
+        at = entry["sites"].setdefault(site, {})
+        at[phase] = at.get(phase, 0) + 1
         if entry["out_bytes"] < 0:
             entry["out_bytes"] = nbytes(out if isinstance(out, (list, tuple)) else [out])
 

@@ -44,7 +44,7 @@ class Recorder(unittest.TestCase):
         sins = self.calls(doc, "aten::sin")
         self.assertEqual(sorted(c["count"] for c in sins), [1, 5])
         five = [c for c in sins if c["count"] == 5][0]
-        self.assertEqual(list(five["sites"].values()), [5])
+        self.assertEqual(list(five["sites"].values()), [{"forward": 5}])  # site -> phase -> calls
         site = list(five["sites"])[0]
         self.assertTrue(site.split(":")[0].endswith("recorder_test.py"), site)
         self.assertEqual(doc["sources"][site], "torch.sin(x)  # the same call five times")

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""A small training step for the recorder's tests: a module with a cumsum (which emulated 1.13.1 runs on the CPU)
-and an Adam step.
+"""A small training step for the recorder's tests: a module with a cumsum (which emulated 1.13.1 runs on the CPU,
+in the forward pass and again in the backward pass, where its gradient is a cumsum too) and an Adam step.
 
     cumsum_adam.py            one training step (run it under `mps-audit record`)
     cumsum_adam.py --script OUT.pt   the same module as TorchScript, for `mps-audit model OUT.pt --train`
@@ -18,8 +18,8 @@ class Net(nn.Module):
         self.fc = nn.Linear(8, 4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = torch.cumsum(x, dim=1)
-        return self.fc(x)
+        x = self.fc(x)
+        return torch.cumsum(x, dim=1)
 
 
 torch.manual_seed(0)
