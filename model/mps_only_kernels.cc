@@ -5,6 +5,8 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/max_pool2d_with_indices.h>
+#include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <torch/library.h>
 
 namespace mps_audit {
@@ -24,15 +26,33 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> linear_backward_reference(const a
   return {grad_input, grad_weight, grad_bias};
 }
 
+// What mps_max_pool2d_backward (aten/src/ATen/native/mps/operations/Pooling.mm, 2.x: MPS implements max_pool2d
+// itself, with this derivative) computes: each output's gradient goes to the input element it took the maximum of.
+at::Tensor max_pool2d_backward_reference(const at::Tensor& grad_output, const at::Tensor& self,
+                                         at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                                         at::IntArrayRef dilation, bool ceil_mode) {
+  const at::Tensor indices =
+      std::get<1>(at::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
+  return at::max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                              indices);
+}
+
+// An operator of the linked libtorch without a CPU kernel.
+bool lacks_cpu_kernel(const char* name) {
+  auto op = c10::Dispatcher::singleton().findOp({name, ""});
+  return op && !op->hasKernelForDispatchKey(c10::DispatchKey::CPU);
+}
+
 }  // namespace
 
 void register_cpu_references_for_mps_only_ops() {
   static const bool registered = [] {
-    auto op = c10::Dispatcher::singleton().findOp({"aten::linear_backward", ""});
-    if (!op || op->hasKernelForDispatchKey(c10::DispatchKey::CPU)) return false;
-    // Lives as long as the process: the dispatcher keeps the registration while the Library exists.
+    // Lives as long as the process: the dispatcher keeps the registrations while the Library exists.
     auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
-    lib->impl("linear_backward", TORCH_FN(linear_backward_reference));
+    if (lacks_cpu_kernel("aten::linear_backward")) lib->impl("linear_backward", TORCH_FN(linear_backward_reference));
+    if (lacks_cpu_kernel("aten::max_pool2d_backward")) {
+      lib->impl("max_pool2d_backward", TORCH_FN(max_pool2d_backward_reference));
+    }
     return true;
   }();
   (void)registered;

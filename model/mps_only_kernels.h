@@ -1,5 +1,6 @@
-// CPU references for the operators that only MPS implements (linear_backward), so that the MPS emulator, which
-// computes an "MPS kernel" with the CPU's, can run a model's training step. Real MPS never needs them.
+// CPU references for the operators that only MPS implements (linear_backward, and in 2.x max_pool2d_backward), so
+// that the MPS emulator, which computes an "MPS kernel" with the CPU's, can run a model's training step. Real MPS
+// never needs them.
 #pragma once
 
 namespace mps_audit {
