@@ -13,6 +13,13 @@
 #define MPS_AUDIT_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
+// Whether this libtorch's autograd engine synchronizes a backward pass on the streams of the process's accelerator
+// (at::accelerator::getAccelerator(), decided by the device hooks' isBuilt()), so that an emulated MPS device must be
+// that accelerator to train on: from 2.6, with AcceleratorHooksInterface::isBuilt and at::accelerator. 1.13's
+// engine never asks; 2.0 to 2.5 are not supported for training on emulated MPS. See Note [Emulated MPS as the
+// accelerator] in emu/mps_emulator.cc.
+#define MPS_AUDIT_TORCH_ACCELERATOR_HOOKS MPS_AUDIT_TORCH_AT_LEAST(2, 6)
+
 namespace mps_audit::compat {
 
 // The version of the libtorch this binary was compiled against, "1.13.0" for instance. Debian's 1.13.1
