@@ -8,11 +8,12 @@
 // raising) ends the audit without a report; `mps-audit run` isolates such operators in workers.
 // Note [Training on emulated MPS]
 // libtorch 2.x's autograd engine waits, before each backward node, for the stream its incoming gradients were made
-// on, whenever they live on an accelerator's device type (MPS is one). It takes those streams from
-// at::getAccelerator(), which names MPS only when libtorch's real MPS backend is present (and CUDA first where CUDA
-// is), so an emulated MPS tensor's node has none and the engine asserts (engine.cpp: "opt_ready_stream &&
-// opt_parent_stream"). libtorch 1.13's engine has no such step. So `--train` on mps-emu is refused on libtorch 2.x
-// rather than reported as a model that fails in its backward pass.
+// on, whenever they live on an accelerator's device type (MPS is one), and takes those streams from the process's
+// accelerator. So `--target mps-emu` makes emulated MPS this process's accelerator before anything asks libtorch about
+// devices (Note [Emulated MPS as the accelerator] in emu/mps_emulator.cc), hiding CUDA from the process as a Mac has
+// none; libtorch 1.13's engine asks for no accelerator. Where emulated MPS cannot be the accelerator (--target auto on
+// a libtorch with CUDA built in: CUDA's hooks are made while the target is chosen; libtorch 2.0 to 2.5), --train on
+// mps-emu is refused rather than reported as a model that fails in its backward pass.
 #include "model/model_audit.h"
 
 #include <algorithm>
@@ -443,18 +444,21 @@ int run_model_audit(const ModelOptions& requested, std::ostream& out, std::ostre
   }
   if (o.input_high < 1) throw UserError(fmt::format("--input-high {}: expected 1 or more", o.input_high));
 
+  // See Note [Training on emulated MPS]: before describe_host asks libtorch about CUDA.
+  std::string not_the_accelerator;
+  if (o.target == "mps-emu") not_the_accelerator = emu::make_emulated_mps_the_accelerator();
+
   ModelAudit audit;
   describe_host(audit.environment);
   const std::string target = resolve_model_target(o, audit.environment);
-#if MPS_AUDIT_TORCH_AT_LEAST(2, 0)
-  // See Note [Training on emulated MPS].
-  if (o.train && target == "mps-emu") {
-    throw UserError(
-        "--train on mps-emu needs libtorch 1.13: the autograd engine of libtorch 2.x synchronizes a backward pass "
-        "on the process's accelerator, which emulated MPS cannot be (a forward audit works; on a Mac, --target mps "
-        "trains for real)");
+  if (target == "mps-emu" && o.target != "mps-emu") not_the_accelerator = emu::make_emulated_mps_the_accelerator();
+  if (o.train && target == "mps-emu" && !not_the_accelerator.empty()) {
+    throw UserError(fmt::format(
+        "--train on mps-emu: emulated MPS cannot be this process's accelerator, which the autograd engine of libtorch "
+        "{} needs for a backward pass on it: {}{}",
+        compat::kTorchVersion, not_the_accelerator,
+        o.target == "mps-emu" ? "" : " (name --target mps-emu, so that CUDA is hidden from the audit first)"));
   }
-#endif
   torch::jit::Module cpu_module = load_model(o.model);
   auto method = cpu_module.find_method("forward");
   if (!method) throw UserError("the TorchScript module has no forward method", {o.model});
