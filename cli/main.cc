@@ -21,16 +21,17 @@
 
 #include "common/data_home.h"
 #include "common/diagnostics.h"
-#include "common/environment.h"
 #include "common/torch_info.h"
 #include "emu/timeline.h"
 #include "model/calls_replay.h"
 #include "model/model_audit.h"
 #include "model/record_program.h"
-#include "probe/runner.h"
 #include "registry/registry_command.h"
 #include "report/report_commands.h"
 #include "results/merge.h"
+#include "run/audit.h"
+#include "run/worker_main.h"
+#include "targets/host.h"
 
 namespace {
 

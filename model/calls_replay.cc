@@ -27,7 +27,7 @@
 #include "common/paths.h"
 #include "emu/expectations.h"
 #include "probe/dtypes.h"
-#include "probe/runner.h"
+#include "run/audit.h"
 
 namespace mps_audit {
 

@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "common/diagnostics.h"
-#include "common/environment.h"
+#include "targets/host.h"
 #include "common/ivalue_tensors.h"
 #include "common/output_file.h"
 #include "common/paths.h"

@@ -14,6 +14,7 @@
 #include "common/text.h"
 #include "common/torch_compat.h"
 #include "probe/dtypes.h"
+#include "targets/targets.h"
 
 namespace mps_audit {
 namespace {
@@ -402,11 +403,6 @@ class Reader {
 };
 
 }  // namespace
-
-const std::vector<std::string>& probe_target_names() {
-  static const std::vector<std::string> names = {"mps", "mps-emu", "cuda", "cpu", "meta"};
-  return names;
-}
 
 bool within_versions(const std::string& version, const std::string& min, const std::string& max) {
   return (min.empty() || compare_versions(version, min) >= 0) && (max.empty() || compare_versions(version, max) <= 0);

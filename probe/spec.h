@@ -45,9 +45,6 @@ struct SampleSpec {
   SourceLocation where;
 };
 
-// The targets a run can probe, as the spec's conditions and `run --target` name them ("auto" aside).
-const std::vector<std::string>& probe_target_names();
-
 // Where a known failure (or a conditional skip) applies: every condition given must hold.
 struct KnownFailure {
   std::string reason;

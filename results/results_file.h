@@ -42,7 +42,7 @@ struct RunEnvironment {
   std::string samples;
   std::string samples_hash;
   size_t samples_calls = 0, samples_dropped = 0;
-  // The host, as `mps-audit env` shows it (describe_host() in common/environment.h). Files written before these
+  // The host, as `mps-audit env` shows it (describe_host() in targets/host.h). Files written before these
   // existed read as all false and empty.
   bool mps_built = false;      // the linked libtorch has the real MPS backend
   bool mps_available = false;  // and an MPS device is usable now

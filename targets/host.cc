@@ -1,5 +1,5 @@
 // The host description behind `mps-audit env` and every result file's environment block.
-#include "common/environment.h"
+#include "targets/host.h"
 
 #include <algorithm>
 #include <cstdlib>

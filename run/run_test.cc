@@ -1,5 +1,9 @@
 // Tests of the run's pieces: shards of a plan, reading a journal back, and a worker's checks of its device.
-#include "probe/runner.h"
+#include "run/journal.h"
+#include "run/plan.h"
+#include "run/pool.h"
+#include "run/worker_main.h"
+#include "run/worker_process.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,41 @@
+// `mps-audit run`: plans op x dtype probes, runs them in worker processes (a crash or a hang costs one probe,
+// never the run), journals results as they arrive so that an interrupted run can be resumed, and writes the reports.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mps_audit {
+
+struct RunOptions {
+  std::string target = "auto";      // auto, mps, mps-emu, cuda, cpu, meta
+  std::string spec;                 // empty: the default spec (Note [Data homes] in common/data_home.cc)
+  std::string ops;                  // regex on "aten::name.overload"; empty: all
+  std::vector<std::string> dtypes;  // empty: the spec's defaults
+  std::string out_dir = "out";
+  std::vector<std::string> formats = {"json", "md", "html"};
+  std::string fallback = "on";  // on, off: PYTORCH_ENABLE_MPS_FALLBACK for the workers
+  std::string emu_release;  // mps-emu: a release folder or a shipped release's version; empty: the linked libtorch's
+  int emu_macos = 14;
+  std::string expectations = "auto";  // PyTorch's MPS expectations: auto, predict, check, off (emu/expected_verdicts.h)
+  double timeout_s = 60;              // per probe; must be positive and finite
+  std::optional<int> jobs;            // worker processes, 1 or more; unset: one per core
+  std::vector<std::string> fail_on;   // verdicts that fail the run (exit 1)
+  std::string baseline;               // results.json to gate on (exit 1 on a regression); empty: none
+  bool strict = false;                // JUnit: unsupported and fallback fail too
+  bool resume = false;                // continue the run recorded in out_dir's journal.jsonl
+  std::string shard;                  // "K/N": run only the K-th of N slices of the plan; empty: all of it
+  std::string samples;                // recorded samples to replay: a file, "none"; empty: the linked release's
+  // Only these op x dtype pairs ("aten::cumsum", "float32"), within --ops; empty: --ops x the dtypes. A program's
+  // replay (model/calls_replay.h) probes what it called, not every dtype of every operator it called.
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::string self;  // this executable, to start workers with
+  bool progress = true;
+};
+
+int run_audit(const RunOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace mps_audit

@@ -1,0 +1,249 @@
+// The worker side of a run: see worker_main.h.
+#include "run/worker_main.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/ones.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "common/diagnostics.h"
+#include "common/torch_compat.h"
+#include "emu/mps_emulator.h"
+#include "probe/caught_faults.h"
+#include "probe/probe_op.h"
+#include "probe/recorded_samples.h"
+#include "probe/spec.h"
+#include "results/results_file.h"
+#include "run/plan.h"
+#include "run/worker_process.h"
+#include "run/worker_protocol.h"
+#include "targets/host.h"
+#include "targets/targets.h"
+
+namespace mps_audit {
+namespace {
+
+// A worker's work, one line at a time, read by the thread that runs the probes: no other thread hands it over.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  // The next line without its newline; nullopt when the input has closed.
+  std::optional<std::string> next() {
+    for (;;) {
+      if (auto line = take_line()) return line;
+      if (!read_more(/*wait=*/true)) return std::nullopt;
+    }
+  }
+
+  // The next line if it is here already (sent, whether read yet or not) and `wanted`; else nullopt, and the line
+  // stays for next().
+  std::optional<std::string> next_here(const std::function<bool(const std::string&)>& wanted) {
+    if (buffer_.find('\n', start_) == std::string::npos) read_more(/*wait=*/false);
+    const size_t nl = buffer_.find('\n', start_);
+    if (nl == std::string::npos || !wanted(buffer_.substr(start_, nl - start_))) return std::nullopt;
+    return take_line();
+  }
+
+ private:
+  std::optional<std::string> take_line() {
+    const size_t nl = buffer_.find('\n', start_);
+    if (nl == std::string::npos) return std::nullopt;
+    std::string line = buffer_.substr(start_, nl - start_);
+    start_ = nl + 1;
+    return line;
+  }
+
+  // Reads what there is, waiting for it or not; false at the end of the input.
+  bool read_more(bool wait) {
+    buffer_.erase(0, start_);
+    start_ = 0;
+    if (closed_) return false;
+    for (;;) {
+      if (!wait) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0) return true;
+      }
+      char chunk[4096];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        closed_ = true;
+        return false;
+      }
+      buffer_.append(chunk, static_cast<size_t>(n));
+      return true;
+    }
+  }
+
+  int fd_;
+  std::string buffer_;
+  size_t start_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+std::optional<std::string> device_unusable(const c10::Device& device) {
+  if (device.is_cpu() || device.is_meta()) return std::nullopt;
+  try {
+    at::ones({1}, at::TensorOptions().device(device)).add(1).cpu();
+  } catch (const std::exception& e) {
+    return error_text(e);
+  }
+  return std::nullopt;
+}
+
+// A current stream with nothing left to run has run all of the probe's work; once a kernel has faulted, every later
+// CUDA call of the process reports it, this question included. A stream still busy, an error or another device
+// leave it to device_unusable().
+bool known_usable(const c10::Device& device) {
+  if (!device.is_cuda()) return false;
+  try {
+    return c10::impl::getDeviceGuardImpl(device.type())->getStream(device).query();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+int run_worker(const WorkerOptions& o, std::ostream& out) {
+#ifdef __linux__
+  // Die with the parent, however it dies. Asked for after the exec, so check that the parent did not die before.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+  if (o.parent > 0 && ::getppid() != static_cast<pid_t>(o.parent)) return kExitOk;
+  if (o.lifeline >= 0) watch_lifeline(o.lifeline);  // from here on, the parent's end closing ends this process
+  std::atomic<int64_t>* on_target = o.state >= 0 ? map_shared_word(o.state) : nullptr;
+  if (o.state >= 0 && !on_target) throw UserError(fmt::format("cannot map --state {}", o.state));
+  // Failed synthesis attempts throw, and libtorch's own fetcher makes every throw expensive (see the function's
+  // comment). MPS_AUDIT_TORCH_BACKTRACES=1 keeps it, to measure what that costs.
+  if (!std::getenv("MPS_AUDIT_TORCH_BACKTRACES")) compat::install_cheap_stack_trace_fetcher();
+  // Note [One thread per worker]
+  // The run has a worker per core, so each worker computes on one thread. libtorch would otherwise give each worker
+  // a pool of threads as large as the machine for its CPU kernels: on 16 cores, 16 workers with 16 threads each,
+  // whose idle threads spin after every parallel region and take the cores the other workers need (the default
+  // audit on CUDA spent over twice as much CPU time as its probes took). The inputs are small, so a CPU kernel
+  // rarely splits its work at all.
+  at::set_num_threads(1);
+  RunEnvironment env;
+  // The host block of the run's reports (Note [Forked workers]), described before the emulator is active, as the
+  // run itself would: describe_host() takes an active emulator's MPS kernels for no MPS backend.
+  describe_host(env);
+  if (o.target == "mps-emu") {
+    const emu::EmulatorOptions emu_options{o.emu_release, o.emu_macos};
+    env.emulator = emu::activate_mps_emulator(emu_options).label();
+  }
+  ProbeTarget target;
+  target.name = o.target;
+  target.device = device_for(o.target);
+  target.torch_version = compat::kTorchVersion;
+  // Turns on CUDA (Note [Probes in one turn]); MPS_AUDIT_IN_TURNS=1 or 0 sets them on any target, to compare.
+  const char* in_turns = std::getenv("MPS_AUDIT_IN_TURNS");
+  target.in_turns = in_turns && *in_turns ? std::string(in_turns) == "1" : target.device.is_cuda();
+  if (o.target == "mps-emu") target.macos_major = o.emu_macos;
+  if (o.target == "mps") target.macos_major = macos_major_version();
+  env.device = target.device.str();
+  // Everything a probe needs is ready before the worker says so (Note [Spare workers]): the recorded samples, read
+  // on a thread of their own meanwhile, the spec, and the device, which a first tiny operation sets up (seconds on a
+  // GPU). A device that fails that operation is left to the probes, which say how.
+  set_recordings_choice(o.samples);  // a forked worker's are the run's, loaded already (Note [Forked workers])
+  std::exception_ptr recordings_error;
+  std::thread preload([&] {
+    try {
+      process_recordings();
+    } catch (...) {
+      recordings_error = std::current_exception();
+    }
+  });
+  std::optional<Spec> loaded;
+  try {
+    if (!o.run_spec) loaded.emplace(load_spec(o.spec, aten_ops()));
+    if (auto broken = device_unusable(target.device))
+      std::cerr << "the device failed its first operation: " << *broken << "\n";
+  } catch (...) {
+    preload.join();
+    throw;
+  }
+  preload.join();
+  if (recordings_error) std::rethrow_exception(recordings_error);
+  const Spec& spec = o.run_spec ? *o.run_spec : *loaded;
+  out << "env " << to_json(env).dump() << "\n" << std::flush;
+  LineReader work(STDIN_FILENO);
+  std::deque<WorkLine> held;  // handed out, not run yet
+  bool caught_any = false;    // one probe at a time after a caught fault (Note [Probes after a caught fault])
+  for (;;) {
+    while (held.empty()) {
+      const std::optional<std::string> next = work.next();
+      if (!next) std::_Exit(kExitOk);  // the parent is done with us (static destructors may be slow or unsafe)
+      if (auto line = parse_work_line(*next)) held.push_back(*line);
+    }
+    // The probes that join this one's turn (Note [Probes in one turn]), as far as they are here already.
+    while (target.in_turns && !caught_any) {
+      std::optional<WorkLine> joining;
+      const auto joins = [&](const std::string& text) {
+        joining = parse_work_line(text);
+        return joining && joining->joins;
+      };
+      if (!work.next_here(joins)) break;
+      held.push_back(*joining);
+    }
+    const size_t count = target.in_turns && !caught_any ? held.size() : 1;
+    std::vector<ProbeRequest> requests;
+    for (size_t k = 0; k < count; ++k) requests.push_back({held[k].op, held[k].dtype});
+    const size_t caught_before = faults_caught();
+    const std::vector<ProbeResult> results = probe_ops(target, spec, requests, [&](size_t k, ProbeStage stage) {
+      if (on_target) on_target->store(stage_word(held[k].index, stage), std::memory_order_relaxed);
+    });
+    const bool caught = faults_caught() != caught_before;
+    caught_any = caught_any || caught;
+    // Note [Unusable device]
+    // Some device errors are sticky: after an illegal memory access, every later CUDA call of the process fails with
+    // the same error, so every later probe of this worker would report it. The error may also surface only at the
+    // next synchronisation when the probe threw first. So after a probe that failed, a tiny operation on the device
+    // checks that it still works; when it does not, the probe's record says so and the worker retires. On CUDA a
+    // stream that has run everything queued on it, without an error, says so without the check's own turn on the GPU
+    // (known_usable()): most failed probes were refused before anything ran on the device, and the default audit has
+    // about 1,800 failed probes. After a turn of several probes, it cannot say which of them broke the device: those
+    // that failed run again, each alone (Note [Turns that fail]).
+    const auto failed = [](const ProbeResult& r) {
+      return r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback && r.verdict != Verdict::kSkip;
+    };
+    std::optional<std::string> broken;
+    if (std::any_of(results.begin(), results.end(), failed) && !known_usable(target.device)) {
+      broken = device_unusable(target.device);
+    }
+    if (broken) out << "retire\n";
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (broken && results.size() > 1 && failed(results[k])) {
+        out << "again " << held[k].index << "\n";
+        continue;
+      }
+      ProbeResult checked = results[k];
+      if (broken && failed(checked)) {
+        checked.message += fmt::format(" (and the device was unusable after it: {})", *broken);
+      }
+      if (caught && !broken && k + 1 == results.size()) out << "finish\n";
+      out << "result " << held[k].index << " " << to_json(checked).dump() << "\n";
+    }
+    out << std::flush;
+    if (broken) std::_Exit(kExitOk);  // with the device broken, releasing its memory could abort
+    held.erase(held.begin(), held.begin() + static_cast<long>(results.size()));
+  }
+}
+
+}  // namespace mps_audit

@@ -1,0 +1,62 @@
+// A worker's process: how a run starts one (forked, or spawned from the binary) with its pipes, its lifeline and its
+// shared word on the descriptors the worker protocol names (run/worker_protocol.h), and the environment it gets.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mps_audit {
+
+struct Spec;
+
+// What a worker is started with.
+struct WorkerLaunch {
+  std::string self;  // this executable, for a spawned worker
+  std::string target, spec, emu_release;
+  int emu_macos = 14;
+  std::string samples = "none";    // the recorded samples file, or "none"
+  std::string fallback = "on";     // --fallback: PYTORCH_ENABLE_MPS_FALLBACK for the worker
+  std::string log_path;            // its standard error is appended there
+  const Spec* run_spec = nullptr;  // the run's spec, parsed: a forked worker takes it as it is
+};
+
+// Starts a worker whose descriptors 0, 1, kLifelineFd and kStateFd are `in`, `out`, `lifeline` and `state`, in its
+// own process group with default signal dispositions (Note [Forked workers]); returns 0 and sets `pid`, or an errno.
+int start_worker_process(const WorkerLaunch& how, int in, int out, int lifeline, int state, pid_t& pid);
+
+// The variables a run sets in its workers' environment, name and value, given the target, --fallback and the run's
+// own environment (a null-terminated array, as `environ`). See Note [Worker environment] in run/worker_process.cc.
+std::vector<std::pair<std::string, std::string>> worker_variables(const std::string& target,
+                                                                  const std::string& fallback,
+                                                                  const char* const* environment);
+
+// A descriptor moved above the ones a worker gets by number (0 to 4), so that dup2 onto those never meets itself
+// (which would leave close-on-exec set); close-on-exec. Returns the new descriptor (the old one is closed).
+int above_worker_fds(int fd);
+void set_cloexec(int fd);
+
+// One 64-bit word of memory shared with a worker process: a file, unlinked at once, mapped by the parent here and by
+// the worker, which inherits the descriptor (Note [Worker protocol] in run/worker_protocol.cc).
+class SharedWord {
+ public:
+  SharedWord();
+  ~SharedWord();
+  SharedWord(const SharedWord&) = delete;
+  SharedWord& operator=(const SharedWord&) = delete;
+  int fd() const { return fd_; }
+  std::atomic<int64_t>& word() { return *word_; }
+
+ private:
+  int fd_ = -1;
+  std::atomic<int64_t>* word_ = nullptr;
+};
+
+// Ends this process (a worker) as soon as `fd`, the read end of its lifeline, closes: the parent is gone.
+void watch_lifeline(int fd);
+
+}  // namespace mps_audit
