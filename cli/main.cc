@@ -200,6 +200,10 @@ int main(int argc, char** argv) {
       "--lr", [&](const double& lr) { model_opts.lr = lr; },
       "--train: learning rate (default: the optimizer's, 0.01 for sgd, 1e-3 for adam and adamw)");
   model->add_option("--seed", model_opts.seed, "Seed of the random inputs and labels")->capture_default_str();
+  model
+      ->add_option("--timeout", model_opts.timeout_s,
+                   "Seconds the audit may stay in one stage before it counts as hung")
+      ->capture_default_str();
 
   RecordOptions record_opts;
   CLI::App* record = app.add_subcommand(

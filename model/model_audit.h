@@ -27,8 +27,9 @@ struct ModelOptions {
   std::string optimizer = "sgd";                      // --train: sgd, adam, adamw (model/optimizer_step.h)
   std::optional<double> lr;                           // --train: learning rate; unset: the optimizer's default
   uint64_t seed = 0;                                  // of the random inputs and labels
-  std::string self;                                   // this executable, to restart with the fallback variable
-  std::vector<std::string> command_line;              // argv, to restart with (real MPS only)
+  double timeout_s = 600;  // the audit process may stay this long in one stage (loading, CPU, target) before it hangs
+  std::string self;        // this executable, to run the audit process (macOS, MPS_AUDIT_WORKERS=exec)
+  std::vector<std::string> command_line;  // argv, likewise
 };
 
 // One operator as the model (or autograd, or the optimizer) called it on the target: the top-level dispatcher
@@ -39,9 +40,9 @@ struct ModelOpCall {
   std::string dtype;  // of its first tensor input
   int64_t calls = 0;
   std::vector<std::string> input_signatures;  // distinct "float32[4, 3, 32, 32], float32[8, 3, 3, 3]"
-  std::string status;                         // native, fallback, failed
+  std::string status;                         // native, fallback, failed, crashed, timeout
   std::vector<std::string> fallback_ops;      // the leaf operators that ran on the CPU (aten::_to_cpu inside them)
-  std::string message;                        // failed: the target's error
+  std::string message;                        // failed, crashed, timeout: the target's error, signal or timeout
   bool unsupported = false;                   // failed with NotImplementedError or a dtype TypeError
   // The first call whose outputs differ from the CPU's same call (only when the model's results differ).
   bool mismatch = false;
@@ -77,6 +78,7 @@ struct ModelAudit {
   std::string target_error;           // the model failed on the target: where and why (a finding, not a tool error)
   std::string failed_phase;           // setup, forward, loss, backward, optimizer
   bool target_unsupported = false;    // the target raised NotImplementedError or a dtype TypeError
+  std::string target_ended;           // crash, timeout: the target killed the audit's process or hung in it
   std::vector<std::string> warnings;  // what the target warned, each once
   Match output;                       // forward output (train: the model's output before backward)
   Match loss_match;                   // --train
@@ -104,6 +106,8 @@ std::string render_model_markdown(const ModelAudit& audit);
 std::string render_model_html(const ModelAudit& audit);
 std::string render_model_summary(const ModelAudit& audit);  // the terminal lines
 
+// Runs the audit in a child process and watches it (Note [Model audit in a child process] in model_audit.cc): a model
+// that crashes or hangs the target process gives reports that say so. Throws UserError for bad input.
 int run_model_audit(const ModelOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace mps_audit

@@ -29,6 +29,11 @@ nlohmann::json to_json(const Match& m) {
   return j;
 }
 
+// The call did not end well: it raised, or it crashed or hung the process.
+bool failed(const ModelOpCall& c) {
+  return c.status == "failed" || c.status == "crashed" || c.status == "timeout";
+}
+
 nlohmann::json to_json(const ModelOpCall& c) {
   nlohmann::json j = {{"op", c.op},
                       {"phase", c.phase},
@@ -37,7 +42,7 @@ nlohmann::json to_json(const ModelOpCall& c) {
                       {"status", c.status},
                       {"fallback", c.status == "fallback"},
                       {"fallback_ops", c.fallback_ops},
-                      {"failed", c.status == "failed"},
+                      {"failed", failed(c)},
                       {"message", c.message},
                       {"inputs", c.input_signatures},
                       {"seconds", number(c.seconds)},
@@ -159,6 +164,8 @@ std::vector<ProbeResult> model_records(const ModelAudit& audit) {
     Verdict v = Verdict::kPass;
     if (c.status == "fallback") v = Verdict::kFallback;
     if (c.status == "failed") v = c.unsupported ? Verdict::kUnsupported : Verdict::kError;
+    if (c.status == "crashed") v = Verdict::kCrash;
+    if (c.status == "timeout") v = Verdict::kTimeout;
     if (c.mismatch) {
       v = worse(v, Verdict::kMismatch);
       r.message = "the first call whose outputs differ from the CPU's: " + c.mismatch_message;
@@ -171,7 +178,7 @@ std::vector<ProbeResult> model_records(const ModelAudit& audit) {
         r.fallback_ops.push_back(f);
       }
     }
-    if (c.status == "failed") r.message = c.message;
+    if (failed(c)) r.message = c.message;
     r.sample = r.sample.empty() ? c.phase : r.sample + "," + c.phase;  // where the model called it
     if (!notes[key] && c.expectation) notes[key] = c.expectation;
     r.samples += static_cast<int>(c.calls);
@@ -193,7 +200,9 @@ std::string render_model_json(const ModelAudit& a) {
   results.environment = a.environment;
   results.records = model_records(a);
   results.run.planned = results.run.finished = results.records.size();
-  if (!a.target_error.empty()) results.run.interrupted = "the model failed on the target";
+  if (!a.target_error.empty()) {
+    results.run.interrupted = a.target_ended.empty() ? "the model failed on the target" : a.target_error;
+  }
   nlohmann::json doc = nlohmann::json::parse(render_results_json(results));
   doc["kind"] = "model";
   doc["model"] = a.model;
@@ -202,6 +211,7 @@ std::string render_model_json(const ModelAudit& a) {
   doc["verdict"] = headline(a);
   doc["target_error"] = a.target_error.empty() ? nlohmann::json() : nlohmann::json(a.target_error);
   doc["failed_phase"] = a.failed_phase.empty() ? nlohmann::json() : nlohmann::json(a.failed_phase);
+  doc["target_ended"] = a.target_ended.empty() ? nlohmann::json() : nlohmann::json(a.target_ended);
   doc["output_match"] = to_json(a.output);
   doc["totals"] = {
       {"calls", a.calls()},
@@ -280,7 +290,7 @@ std::string render_model_markdown(const ModelAudit& a) {
   for (const auto& c : a.ops) {
     s += fmt::format(
         "| `{}` | {} | {} | {} | {} | {} | {:.6f} | {:.1f}% | {} | {} |\n", c.op, c.phase, c.dtype, c.calls,
-        (c.status == "failed"     ? "**failed**: " + markdown_cell(c.message)
+        (failed(c)                ? fmt::format("**{}**: {}", c.status, markdown_cell(c.message))
          : c.status == "fallback" ? std::string("**fallback**")
                                   : c.status) +
             (c.mismatch ? ", **first mismatch**: " + markdown_cell(c.mismatch_message) : ""),
@@ -319,7 +329,8 @@ std::string render_model_html(const ModelAudit& a) {
   std::string s =
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Model audit</title><style>"
       "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-      "padding:2px 6px;text-align:left}tr.fallback{background:#fff3cd}tr.failed{background:#f8d7da}</style>"
+      "padding:2px "
+      "6px;text-align:left}tr.fallback{background:#fff3cd}tr.failed,tr.crashed,tr.timeout{background:#f8d7da}</style>"
       "</head><body>\n";
   s += fmt::format("<h1>Model audit: {}</h1>\n<p>{} on <b>{}</b>, inputs {}</p>\n", escape_html(a.model),
                    a.train ? "One training step" : "Forward pass", escape_html(where_it_ran(a.environment)),
@@ -338,7 +349,7 @@ std::string render_model_html(const ModelAudit& a) {
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.6f}</td>"
         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
         c.status, escape_html(c.op), c.phase, c.dtype, c.calls,
-        escape_html(c.status == "failed" ? "failed: " + c.message : c.status),
+        escape_html(failed(c) ? c.status + ": " + c.message : c.status),
         escape_html(fmt::format("{}", fmt::join(c.fallback_ops, ", "))), c.seconds, c.bytes_to_cpu, c.bytes_from_cpu,
         escape_html(fmt::format("{}", fmt::join(c.input_signatures, " · "))));
   }

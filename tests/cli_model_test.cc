@@ -1,11 +1,15 @@
 // End-to-end tests of `mps-audit model` and `mps-audit env`: small TorchScript modules made here, with operators
 // that emulated PyTorch 1.13.1 runs natively on MPS (matmul, sin, relu, linear) and one it does not (cumsum falls
-// back), audited forward and with --train; and the bad inputs that must give one line and exit 2.
+// back), audited forward and with --train; targets that crash or hang the audit's process (the emulator's injected
+// faults); and the bad inputs that must give one line and exit 2.
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <ATen/ops/randn.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <torch/csrc/jit/api/module.h>
@@ -325,6 +329,99 @@ def forward(self, x):
   expect_one_line_error(audit(dir, raises, {"--input", "4x8"}).result, "refuses every input");
   expect_one_line_error(audit(dir, model, {"--input", "4by8"}).result, "--input '4by8'");
   expect_one_line_error(audit(dir, model, {"--input", "4x8:flaot32"}).result, "unknown dtype 'flaot32'");
+  EXPECT_FALSE(path_exists(dir.path() + "/out/model.json"));
+}
+
+// The reports of an audit whose target crashed or hung its process: the parent wrote them whole, and nothing else
+// is in the folder (no temporary file of a report cut short).
+void expect_whole_reports(const TempDir& dir) {
+  std::vector<std::string> files = list_directory(dir.path() + "/out");
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"model.html", "model.json", "model.md"}));
+  const std::string md = testing::slurp(dir.path() + "/out/model.md");
+  EXPECT_NE(md.find("\ntorch "), std::string::npos) << md;  // its last line
+  EXPECT_NE(testing::slurp(dir.path() + "/out/model.html").find("</html>"), std::string::npos);
+}
+
+// A target that kills the process is a finding, reported with the call and phase it happened in (exit 0), and
+// model.json stays a results file with a crash record. The emulator's fault injection aborts in relu's kernel.
+TEST(CliModel, CrashOnTheTargetNamesTheCallAndItsPhase) {
+  TempDir dir;
+  const ModelOutcome o =
+      audit(dir, cnn_model(dir), {"--input", "2x3x8x8"}, "1.13.1", {"MPS_AUDIT_EMU_FAULTS=aten::relu=crash"});
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  EXPECT_EQ(o.doc["target_error"], "aten::relu (forward) crashed the process: SIGABRT");
+  EXPECT_EQ(o.doc["failed_phase"], "forward");
+  EXPECT_EQ(o.doc["target_ended"], "crash");
+  const nlohmann::json* relu = o.op("aten::relu", "forward");
+  ASSERT_NE(relu, nullptr) << o.doc.dump(1);
+  EXPECT_EQ((*relu)["status"], "crashed");
+  EXPECT_EQ((*relu)["inputs"], nlohmann::json({"float32[2, 4, 8, 8]"}));
+  EXPECT_NE(o.result.out.find("crashed  aten::relu (forward, 1 call): crashed the process: SIGABRT"), std::string::npos)
+      << o.result.out;
+  const Results results = load_results(o.json_path);
+  ASSERT_EQ(results.records.size(), 1u);
+  EXPECT_EQ(results.records[0].op, "aten::relu");
+  EXPECT_EQ(results.records[0].verdict, Verdict::kCrash);
+  EXPECT_EQ(results.environment.emulator, "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)");
+  EXPECT_FALSE(results.run.complete());
+  EXPECT_NE(testing::slurp(dir.path() + "/out/model.md").find("| `aten::relu` | forward | float32 | 1 | **crashed**"),
+            std::string::npos);
+  expect_whole_reports(dir);
+}
+
+// The same in the backward pass of a training step (relu's derivative), with the audit process executed rather than
+// forked, as on macOS.
+TEST(CliModel, CrashInTheBackwardPassOfAnExecutedAuditProcess) {
+  TempDir dir;
+  const ModelOutcome o =
+      audit(dir, cnn_model(dir), {"--input", "2x3x8x8", "--train", "--target-classes", "5"}, "1.13.1",
+            {"MPS_AUDIT_EMU_FAULTS=aten::threshold_backward=crash", "MPS_AUDIT_WORKERS=exec"});
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  EXPECT_EQ(o.doc["target_error"], "aten::threshold_backward (backward) crashed the process: SIGABRT");
+  EXPECT_EQ(o.doc["failed_phase"], "backward");
+  EXPECT_EQ((*o.record("aten::threshold_backward", "float32"))["verdict"], "crash");
+  EXPECT_EQ(o.doc["training"]["loss"], "cross_entropy (5 classes)");
+  expect_whole_reports(dir);
+}
+
+// A target that never returns is killed after --timeout seconds and reported as a timeout of the call it hung in.
+TEST(CliModel, HangOnTheTargetIsATimeoutOfTheCall) {
+  TempDir dir;
+  const auto started = std::chrono::steady_clock::now();
+  const ModelOutcome o = audit(dir, cnn_model(dir), {"--input", "2x3x8x8", "--timeout", "2"}, "1.13.1",
+                               {"MPS_AUDIT_EMU_FAULTS=aten::relu=hang"});
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  EXPECT_EQ(o.doc["target_error"], "aten::relu (forward) did not finish within 2 s (--timeout)");
+  EXPECT_EQ(o.doc["target_ended"], "timeout");
+  EXPECT_EQ((*o.record("aten::relu", "float32"))["verdict"], "timeout");
+  EXPECT_EQ((*o.op("aten::relu", "forward"))["status"], "timeout");
+  expect_whole_reports(dir);
+}
+
+// A model that hangs on the CPU is the model's fault, not the target's: one line, exit 2, no report.
+TEST(CliModel, HangOnTheCpuIsOneLineAndExit2) {
+  TempDir dir;
+  const std::string loops = save_module(dir, "Loops", {}, R"(
+def forward(self, x):
+    while bool(x.sum() > -1.0e30):
+        x = x + 0.0
+    return x
+)");
+  const testing::CommandResult r = audit(dir, loops, {"--input", "4x8", "--timeout", "1"}).result;
+  expect_one_line_error(r, "on the CPU, ");
+  EXPECT_NE(r.err.find("did not finish within 1 s (--timeout)"), std::string::npos) << r.err;
+  EXPECT_FALSE(path_exists(dir.path() + "/out/model.json"));
+}
+
+TEST(CliModel, TimeoutMustBeAPositiveNumberOfSeconds) {
+  TempDir dir;
+  const std::string model = cumsum_model(dir);
+  for (const char* bad : {"0", "-3", "nan", "inf"}) {
+    expect_one_line_error(audit(dir, model, {"--input", "4x8", "--timeout", bad}).result,
+                          fmt::format("--timeout {}: expected a positive number of seconds", bad));
+  }
   EXPECT_FALSE(path_exists(dir.path() + "/out/model.json"));
 }
 
