@@ -19,19 +19,18 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include "commands/env.h"
+#include "commands/merge.h"
+#include "commands/model.h"
+#include "commands/record.h"
+#include "commands/registry.h"
+#include "commands/reports.h"
+#include "commands/run.h"
+#include "commands/timeline.h"
+#include "commands/worker.h"
 #include "common/data_home.h"
 #include "common/diagnostics.h"
 #include "common/torch_info.h"
-#include "emu/timeline.h"
-#include "model/calls_replay.h"
-#include "model/model_audit.h"
-#include "model/record_program.h"
-#include "registry/registry_command.h"
-#include "report/report_commands.h"
-#include "results/merge.h"
-#include "run/audit.h"
-#include "run/worker_main.h"
-#include "targets/host.h"
 
 namespace {
 
@@ -239,24 +238,12 @@ int main(int argc, char** argv) {
 
   const auto command = [&]() -> int {
     try {
-      if (run->parsed()) return run_audit(run_opts, std::cout, std::cerr);
+      if (run->parsed()) return run_command(run_opts, std::cout, std::cerr);
       if (env->parsed()) return run_env(env_opts, std::cout);
-      if (model->parsed() && !calls_opts.calls.empty()) {
-        if (!model_opts.model.empty() || model_opts.train || !model_opts.inputs.empty()) {
-          throw UserError("model --calls replays a recording: give no TorchScript file, --input or --train with it");
-        }
-        calls_opts.target = model_opts.target;
-        calls_opts.emu_release = model_opts.emu_release;
-        calls_opts.emu_macos = model_opts.emu_macos;
-        calls_opts.fallback = model_opts.fallback;
-        calls_opts.out_dir = model_opts.out_dir;
-        calls_opts.formats = model_opts.formats;
-        return run_calls_audit(calls_opts, std::cout, std::cerr);
+      if (model->parsed()) {
+        ModelCommandOptions m{model_opts, calls_opts, model->count("--timeout") > 0};
+        return model_command(m, std::cout, std::cerr);
       }
-      if (model->parsed() && model_opts.model.empty()) {
-        throw UserError("model: give a TorchScript file, or --calls FILE (a recording of mps-audit record)");
-      }
-      if (model->parsed()) return run_model_audit(model_opts, std::cout, std::cerr);
       if (record->parsed()) return run_record(record_opts, std::cout, std::cerr);
       if (worker->parsed()) return run_worker(worker_opts, std::cout);
       if (merge->parsed()) return run_merge(merge_opts, std::cout);

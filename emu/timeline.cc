@@ -12,7 +12,7 @@
 #include "common/output_file.h"
 #include "common/text.h"
 #include "emu/expectations.h"
-#include "registry/registry_command.h"
+#include "registry/load_registry.h"
 #include "registry/release_data.h"
 
 namespace mps_audit::emu {
@@ -203,18 +203,6 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
                        dtype_text(o, "; "));
   }
   return out;
-}
-
-int run_timeline(const TimelineOptions& options, std::ostream& out) {
-  if (options.format != "text" && options.format != "md" && options.format != "json") {
-    throw UserError(fmt::format("unknown format '{}', expected text, md or json{}", options.format,
-                                did_you_mean(options.format, {"text", "md", "json"})));
-  }
-  if (options.macos < 11 || options.macos > 30) {
-    throw UserError(fmt::format("--macos {} is not a macOS version", options.macos));
-  }
-  emit(render_timeline(compute_timeline(options.ops, options.macos), options.format), options.output, out);
-  return kExitOk;
 }
 
 }  // namespace mps_audit::emu

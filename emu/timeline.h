@@ -35,13 +35,6 @@ struct Timeline {
   std::vector<OpTimeline> ops;                    // by name
 };
 
-struct TimelineOptions {
-  std::string ops;  // regular expression on "aten::name.overload"; empty: every operator
-  int macos = 14;
-  std::string format = "text";  // text, md, json
-  std::string output;           // a file; empty or "-": standard output
-};
-
 // Over the shipped releases (registry/release_data.h). Throws UserError for a bad --ops or when none is shipped.
 Timeline compute_timeline(const std::string& ops_regex, int macos);
 // Only the native-since column, for the operators of a run: the shipped releases, and for each of `ops` the first of
@@ -50,7 +43,5 @@ ReleaseTimeline native_since(const std::vector<std::string>& ops,
                              const std::map<std::string, const Registry*>& loaded = {});
 
 std::string render_timeline(const Timeline& t, const std::string& format);
-
-int run_timeline(const TimelineOptions& options, std::ostream& out);
 
 }  // namespace mps_audit::emu

@@ -17,17 +17,18 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "common/diagnostics.h"
+#include "common/flags.h"
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "emu/expectations.h"
 #include "probe/dtypes.h"
 #include "run/audit.h"
+#include "run/stop_signals.h"
 
 namespace mps_audit {
 
@@ -116,10 +117,7 @@ CallsAudit analyse_calls(CallsFile file, Results results) {
 }
 
 int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err) {
-  for (const auto& f : o.formats) {
-    if (f != "json" && f != "md" && f != "html")
-      throw UserError(fmt::format("--format {}: expected json, md, html", f));
-  }
+  check_choices("--format", o.formats, {"json", "md", "html"});
   CallsFile file = CallsFile::load(o.calls);
   if (file.calls.empty()) throw UserError("the recording holds no ATen calls to replay", {o.calls});
   RunOptions run;
@@ -141,9 +139,10 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   }
   if (pairs.empty()) throw UserError("none of the recording's calls is in a dtype the prober probes", {o.calls});
   run.pairs.assign(pairs.begin(), pairs.end());
-  std::ostringstream run_summary;  // the run's own op x dtype summary: the program's is below
-  run_audit(run, run_summary, err);
-  const CallsAudit audit = analyse_calls(std::move(file), load_results(join_path(run.out_dir, "results.json")));
+  AuditedRun replayed = audit_run(run, nullptr, err);
+  if (replayed.stopped_by)
+    throw UserError(fmt::format("the replay was stopped by {}", signal_name(replayed.stopped_by)));
+  const CallsAudit audit = analyse_calls(std::move(file), std::move(replayed.results));
   std::vector<std::string> written;
   for (const auto& f : o.formats) {
     const std::string path = join_path(o.out_dir, "model." + f);

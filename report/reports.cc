@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "common/diagnostics.h"
+#include "common/flags.h"
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/text.h"
@@ -26,13 +27,7 @@ std::string report_file_name(std::string_view format) {
 }
 
 void check_report_formats(const std::vector<std::string>& formats) {
-  for (const auto& f : formats) {
-    const auto& known = report_formats();
-    if (std::find(known.begin(), known.end(), f) == known.end()) {
-      throw UserError(
-          fmt::format("unknown format '{}', expected one of {}{}", f, fmt::join(known, ", "), did_you_mean(f, known)));
-    }
-  }
+  check_choices("--format", formats, report_formats());
 }
 
 std::string render_report(const Results& results, std::string_view format, const RenderOptions& options) {

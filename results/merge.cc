@@ -13,7 +13,7 @@
 #include "common/diagnostics.h"
 #include "common/output_file.h"
 #include "common/paths.h"
-#include "report/renderers.h"
+#include "results/shard.h"
 
 namespace mps_audit {
 namespace {
@@ -47,23 +47,14 @@ std::string environment_difference(const RunEnvironment& a, const RunEnvironment
   return "";
 }
 
-struct ShardName {
-  size_t index = 0, count = 0;
-};
-ShardName shard_name(const std::string& shard) {
-  ShardName s;
-  const size_t slash = shard.find('/');
-  if (slash == std::string::npos) return s;
-  s.index = std::strtoul(shard.c_str(), nullptr, 10);
-  s.count = std::strtoul(shard.c_str() + slash + 1, nullptr, 10);
-  return s;
-}
-
-std::string real_path(const std::string& path) {
-  char* resolved = ::realpath(path.c_str(), nullptr);
-  std::string out = resolved ? resolved : path;
-  std::free(resolved);
-  return out;
+// The shard a part's results say it is: none (a whole run), or K/N as `run --shard` takes it.
+Shard shard_of(const MergeInput& part) {
+  if (part.results.run.shard.empty()) return {};
+  try {
+    return parse_shard(part.results.run.shard);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("its run.shard: {}", e.message()), {part.path});
+  }
 }
 
 }  // namespace
@@ -72,7 +63,7 @@ Results merge_results(const std::vector<MergeInput>& parts) {
   MPS_AUDIT_ASSERT(!parts.empty(), "nothing to merge");
   const MergeInput& first = parts.front();
   // One split of one run: either every part is a shard of N, or none is.
-  const ShardName split = shard_name(first.results.run.shard);
+  const Shard split = shard_of(first);
   std::map<size_t, std::string> shards;  // index -> path
   for (const auto& part : parts) {
     const std::string difference = environment_difference(first.results.environment, part.results.environment);
@@ -81,7 +72,7 @@ Results merge_results(const std::vector<MergeInput>& parts) {
           fmt::format("not from the same environment as {}: {}; only shards of one run merge", first.path, difference),
           {part.path});
     }
-    const ShardName s = shard_name(part.results.run.shard);
+    const Shard s = shard_of(part);
     if (s.count != split.count) {
       throw UserError(fmt::format("{}, but {} is {}: only the shards of one split merge",
                                   s.count ? "shard " + part.results.run.shard : "a whole run", first.path,
@@ -136,36 +127,6 @@ Results merge_results(const std::vector<MergeInput>& parts) {
   std::stable_sort(merged.records.begin(), merged.records.end(),
                    [](const ProbeResult& a, const ProbeResult& b) { return a.op < b.op; });
   return merged;
-}
-
-int run_merge(const MergeOptions& o, std::ostream& out) {
-  check_report_formats(o.formats);
-  if (o.output.empty()) throw UserError("merge: -o OUT.json is required");
-  std::map<std::string, std::string> real;  // resolved path -> as given
-  for (const auto& path : o.inputs) {
-    const auto [it, fresh] = real.emplace(real_path(path), path);
-    if (!fresh) throw UserError(fmt::format("given twice (also as {})", it->second), {path});
-  }
-  if (real.count(real_path(o.output))) {
-    throw UserError("-o would overwrite one of the inputs", {o.output});
-  }
-  std::vector<MergeInput> parts;
-  for (const auto& path : o.inputs) parts.push_back({path, load_results(path)});
-  const Results merged = merge_results(parts);
-
-  // results.json's text goes to OUT.json; the other formats are written beside it under their usual names.
-  std::vector<std::string> others;
-  for (const auto& f : o.formats) {
-    if (f != "json") others.push_back(f);
-  }
-  const std::string dir = parent_path(o.output);
-  make_directories(dir);
-  write_file_atomically(o.output, render_results_json(merged));
-  std::vector<std::string> written = {o.output};
-  for (const auto& path : write_reports(merged, others, dir)) written.push_back(path);
-  out << render_summary(merged);
-  out << fmt::format("merged {} files into {}\n", parts.size(), fmt::join(written, ", "));
-  return kExitOk;
 }
 
 }  // namespace mps_audit

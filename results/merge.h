@@ -23,13 +23,4 @@ struct MergeInput {
 // shard is given twice, or when a shard of the split is missing.
 Results merge_results(const std::vector<MergeInput>& parts);
 
-struct MergeOptions {
-  std::vector<std::string> inputs;              // results.json files
-  std::string output;                           // the merged results.json
-  std::vector<std::string> formats = {"json"};  // json and any other report, written beside `output`
-};
-
-// Reads, merges and writes; returns the exit code. Nothing is written when an input is refused.
-int run_merge(const MergeOptions& options, std::ostream& out);
-
 }  // namespace mps_audit

@@ -15,6 +15,7 @@
 
 #include "common/data_home.h"
 #include "common/diagnostics.h"
+#include "common/flags.h"
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/text.h"
@@ -26,10 +27,10 @@
 #include "probe/probe_costs.h"
 #include "probe/recorded_samples.h"
 #include "probe/spec.h"
-#include "registry/registry_command.h"
+#include "registry/load_registry.h"
 #include "registry/release_data.h"
+#include "report/gate.h"
 #include "report/renderers.h"
-#include "report/report_commands.h"
 #include "results/results_file.h"
 #include "run/folder_lock.h"
 #include "run/journal.h"
@@ -59,34 +60,24 @@ void take_host_block(RunEnvironment& env, const RunEnvironment& from) {
 
 }  // namespace
 
-int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err) {
+namespace {
+
+// What a run holds until its reports are written: the folder's lock, and its workers, reaped when it goes (Note
+// [Workers at the end] in run/pool.cc). The pool goes first.
+struct Held {
+  explicit Held(const std::string& dir) : lock(dir) {}
+  FolderLock lock;
+  std::optional<WorkerPool> pool;
+};
+
+}  // namespace
+
+AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::ostream& err) {
   RunOptions o = requested;
-  check_report_formats(o.formats);
-  std::optional<Results> baseline;
-  if (!o.baseline.empty()) baseline = load_results(o.baseline);
-  if (o.fallback != "on" && o.fallback != "off") {
-    throw UserError(fmt::format("--fallback must be on or off, not '{}'", o.fallback));
-  }
-  for (const auto& d : o.dtypes) {
-    if (!parse_dtype(d)) throw UserError(fmt::format("unknown dtype '{}'{}", d, did_you_mean(d, known_dtype_names())));
-  }
-  std::vector<Verdict> fail_on;
-  for (const auto& v : o.fail_on) {
-    auto parsed = parse_verdict(v);
-    if (!parsed) {
-      std::vector<std::string> names;
-      for (Verdict k : kAllVerdicts) names.emplace_back(to_string(k));
-      throw UserError(fmt::format("unknown verdict '{}' in --fail-on{}", v, did_you_mean(v, names)));
-    }
-    fail_on.push_back(*parsed);
-  }
-  if (!std::isfinite(o.timeout_s) || o.timeout_s <= 0) {
-    throw UserError(
-        fmt::format("--timeout {} is not a positive number of seconds (for no practical limit, give a "
-                    "large one such as 86400)",
-                    o.timeout_s));
-  }
-  if (o.jobs && *o.jobs < 1) throw UserError(fmt::format("--jobs {}: it takes 1 worker or more", *o.jobs));
+  check_choice("--fallback", o.fallback, {"on", "off"});
+  check_choices("--dtypes", o.dtypes, known_dtype_names());
+  check_positive_seconds("--timeout", o.timeout_s, "for no practical limit, give a large one such as 86400");
+  if (o.jobs) check_at_least("--jobs", *o.jobs, 1);
   const Shard shard = o.shard.empty() ? Shard{} : parse_shard(o.shard);
   std::regex filter;
   try {
@@ -94,8 +85,7 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
   } catch (const std::regex_error& e) {
     throw UserError(fmt::format("--ops: invalid regular expression '{}': {}", o.ops, e.what()));
   }
-  if (o.emu_macos < 11 || o.emu_macos > 30)
-    throw UserError(fmt::format("--emu-macos {} is not a macOS version", o.emu_macos));
+  check_macos("--emu-macos", o.emu_macos);
   // The spec and release the flags name, or the defaults (Note [Data homes]): the workers get these paths.
   if (o.spec.empty()) o.spec = default_spec_path();
   if (!o.emu_release.empty()) o.emu_release = release_folder(o.emu_release);
@@ -198,7 +188,7 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
   // with its reports written (the pool sees it before handing out anything).
   std::optional<StopSignals> signals(std::in_place);
   make_directories(o.out_dir);
-  const FolderLock lock(o.out_dir);
+  auto held = std::make_shared<Held>(o.out_dir);
   const std::string journal_path = join_path(o.out_dir, "journal.jsonl");
   std::vector<ProbeResult> results(plan.size());
   std::vector<bool> done(plan.size(), false);
@@ -318,7 +308,6 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
   size_t ran = 0;
   bool env_written = false, host_described = false;
   int stopped_by = 0;
-  std::optional<WorkerPool> pool;  // its workers are reaped when it goes, after the reports (Note [Workers at the end])
   {
     WorkerLaunch launch;
     launch.self = o.self;
@@ -330,6 +319,7 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
     launch.fallback = o.fallback;
     launch.log_path = log_path;
     launch.run_spec = &spec;
+    std::optional<WorkerPool>& pool = held->pool;  // reaped after the reports (Note [Workers at the end])
     pool.emplace(std::move(launch), plan, std::move(expected), o.timeout_s);
     stopped_by = pool->run(
         std::move(groups), jobs,
@@ -387,29 +377,8 @@ int run_audit(const RunOptions& requested, std::ostream& out, std::ostream& err)
     if (done[i]) doc.records.push_back(std::move(results[i]));
   }
   MPS_AUDIT_ASSERT(stopped_by || doc.records.size() == plan.size(), "a planned probe without a record");
-  RenderOptions render;
-  render.strict = o.strict;
-  write_reports(doc, o.formats, o.out_dir, render);
   write_file_atomically(costs_path, render_probe_costs(std::move(costs), doc.records));
-  out << render_summary(doc);
-  // Accounting: every planned probe has exactly one record or is not run (interrupted); none is ever lost.
-  out << fmt::format("probes: {} planned, {} finished, {} not run, 0 lost\n", doc.run.planned, doc.run.finished,
-                     doc.run.not_run());
-  out << fmt::format("reports in {}/ ({})\n", o.out_dir, fmt::join(o.formats, ", "));
-  if (stopped_by) {
-    if (o.progress && isatty(STDERR_FILENO)) err << "\n";
-    err << fmt::format(
-        "stopped by {}: {} of {} probes finished, {} not run; the reports say so. 'mps-audit run --resume' with the "
-        "same flags runs the rest\n",
-        signal_name(stopped_by), finished, plan.size(), plan.size() - finished);
-    return 128 + stopped_by;
-  }
-  int exit_code = kExitOk;
-  if (baseline) exit_code = apply_baseline_gate(doc, *baseline, o.out_dir, out);
-  for (const auto& r : doc.records) {
-    if (std::find(fail_on.begin(), fail_on.end(), r.verdict) != fail_on.end()) return kExitGateFailed;
-  }
-  return exit_code;
+  return {std::move(doc), stopped_by, std::move(held)};
 }
 
 }  // namespace mps_audit

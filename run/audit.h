@@ -1,12 +1,15 @@
-// `mps-audit run`: plans op x dtype probes, runs them in worker processes (a crash or a hang costs one probe,
-// never the run), journals results as they arrive so that an interrupted run can be resumed, and writes the reports.
+// A run: plans op x dtype probes, runs them in worker processes (a crash or a hang costs one probe, never the run),
+// and journals results as they arrive so that an interrupted run can be resumed. commands/run.h writes its reports.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "results/results_file.h"
 
 namespace mps_audit {
 
@@ -23,9 +26,9 @@ struct RunOptions {
   std::string expectations = "auto";  // PyTorch's MPS expectations: auto, predict, check, off (emu/expected_verdicts.h)
   double timeout_s = 60;              // per probe; must be positive and finite
   std::optional<int> jobs;            // worker processes, 1 or more; unset: one per core
-  std::vector<std::string> fail_on;   // verdicts that fail the run (exit 1)
+  std::vector<std::string> fail_on;   // verdicts that fail the run (exit 1): commands/run.h
   std::string baseline;               // results.json to gate on (exit 1 on a regression); empty: none
-  bool strict = false;                // JUnit: unsupported and fallback fail too
+  bool strict = false;                // JUnit: unsupported and fallback fail too (commands/run.h)
   bool resume = false;                // continue the run recorded in out_dir's journal.jsonl
   std::string shard;                  // "K/N": run only the K-th of N slices of the plan; empty: all of it
   std::string samples;                // recorded samples to replay: a file, "none"; empty: the linked release's
@@ -36,6 +39,16 @@ struct RunOptions {
   bool progress = true;
 };
 
-int run_audit(const RunOptions& options, std::ostream& out, std::ostream& err);
+struct AuditedRun {
+  Results results;     // every record, in plan order; marked incomplete when a signal stopped the run
+  int stopped_by = 0;  // the signal that stopped it (SIGINT, SIGTERM), or 0
+  // The output folder's lock and the workers still ending, held until this goes: after the reports.
+  std::shared_ptr<void> held;
+};
+
+// Runs the plan the options make (checked already: commands/run.h), journalling into options.out_dir, and writes the
+// probe figures for the next run there; no reports. `baseline`, when given, lends its figures to order the work.
+// Throws UserError for bad input found before anything is written (a spec, a release, a journal to resume).
+AuditedRun audit_run(const RunOptions& options, const Results* baseline, std::ostream& err);
 
 }  // namespace mps_audit

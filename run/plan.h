@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "results/shard.h"
+
 namespace mps_audit {
 
 struct PlannedProbe {
@@ -17,13 +19,6 @@ std::vector<std::string> aten_ops();
 
 // The dispatch key whose registry a target's records cite: MPS, CUDA, Meta or CPU.
 std::string registry_key(const std::string& target);
-
-struct Shard {
-  size_t index = 0, count = 0;    // 1-based index of `count` shards; count 0: the whole plan
-  std::string to_string() const;  // "2/3", or "" for the whole plan
-};
-// "K/N" with 1 <= K <= N; throws UserError otherwise.
-Shard parse_shard(const std::string& text);
 
 // The plan indices of a shard, in plan order. `plan_ops` is the operator of each probe in plan order (all dtypes of
 // an operator next to each other). Every operator goes whole to one shard; operators are dealt out largest first to

@@ -144,23 +144,4 @@ std::string render_environment_text(const RunEnvironment& env) {
   return s;
 }
 
-int run_env(const EnvOptions& options, std::ostream& out) {
-  if (options.format != "text" && options.format != "json") {
-    throw UserError(fmt::format("--format {}: expected text or json", options.format));
-  }
-  RunEnvironment env;
-  describe_host(env);
-  if (options.format == "json") {
-    // The run's own fields mean nothing here: only the host's.
-    nlohmann::json j = to_json(env);
-    for (const char* key : {"target", "requested_target", "device", "fallback_mode", "emulated", "emulator", "spec"}) {
-      j.erase(key);
-    }
-    out << j.dump(1) << "\n";
-  } else {
-    out << render_environment_text(env);
-  }
-  return kExitOk;
-}
-
 }  // namespace mps_audit

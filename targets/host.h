@@ -19,13 +19,6 @@ std::string macos_version();
 // activated or after: an emulated MPS is never reported as a built one.
 void describe_host(RunEnvironment& env);
 
-struct EnvOptions {
-  std::string format = "text";  // text or json
-};
-
-// `mps-audit env`.
-int run_env(const EnvOptions& options, std::ostream& out);
-
 // "text" for the environment block, as `env` prints it and the model report quotes it.
 std::string render_environment_text(const RunEnvironment& env);
 

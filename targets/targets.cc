@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "common/diagnostics.h"
+#include "common/flags.h"
 #include "common/text.h"
 #include "common/torch_info.h"
 #include "targets/host.h"
@@ -23,10 +24,7 @@ const std::vector<std::string>& probe_target_names() {
 std::string resolve_target(const std::string& requested, std::string& why) {
   std::vector<std::string> targets = {"auto"};
   targets.insert(targets.end(), probe_target_names().begin(), probe_target_names().end());
-  if (std::find(targets.begin(), targets.end(), requested) == targets.end()) {
-    throw UserError(fmt::format("unknown target '{}', expected one of {}{}", requested, fmt::join(targets, ", "),
-                                did_you_mean(requested, targets)));
-  }
+  check_choice("--target", requested, targets);
   const TorchInfo torch = linked_torch_info();
   if (requested == "auto") {
     const std::string picked = torch.has_mps ? "mps" : torch.has_cuda ? "cuda" : "mps-emu";

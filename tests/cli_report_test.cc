@@ -124,10 +124,10 @@ TEST(CliReport, BadInputGivesOneDiagnosticAndWritesNothing) {
                         "error: " + registry + ": not a results.json");
   expect_one_diagnostic(run_mps_audit({"compare", fixture("run.json")}), "error: compare needs at least two");
   expect_one_diagnostic(run_mps_audit({"render", fixture("run.json"), "--format", "pdf", "-o", dir.path() + "/o"}),
-                        "error: unknown format 'pdf'");
+                        "error: --format pdf: expected one of json, md, html, junit, csv, badge");
   EXPECT_FALSE(path_exists(dir.path() + "/o"));
   expect_one_diagnostic(run_mps_audit({"diff", fixture("run.json"), fixture("run.json"), "--format", "yaml"}),
-                        "error: unknown --format 'yaml'");
+                        "error: --format yaml: expected text, md or json");
 }
 
 }  // namespace

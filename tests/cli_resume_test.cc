@@ -373,11 +373,11 @@ TEST(CliResume, BadInputGivesOneLineAndWritesNothing) {
   expect_error({"--shard", "0/3"}, "--shard 0/3: K must be between 1 and N, and N at least 1");
   expect_error({"--shard", "4/3"}, "--shard 4/3: K must be between 1 and N, and N at least 1");
   expect_error({"--shard", "x"}, "--shard 'x' is not K/N (the K-th of N slices of the plan, e.g. 2/3)");
-  expect_error({"--jobs", "0"}, "--jobs 0: it takes 1 worker or more");
-  expect_error({"-j", "-3"}, "--jobs -3: it takes 1 worker or more");
+  expect_error({"--jobs", "0"}, "--jobs 0: expected 1 or more");
+  expect_error({"-j", "-3"}, "--jobs -3: expected 1 or more");
   for (const char* t : {"0", "nan", "-1"}) {
     expect_error({"--timeout", t}, std::string("--timeout ") + t +
-                                       " is not a positive number of seconds (for no practical limit, give a "
+                                       ": expected a positive number of seconds (for no practical limit, give a "
                                        "large one such as 86400)");
   }
   const std::string empty = dir.write("empty.yaml", "# nothing yet\n\n");

@@ -192,7 +192,7 @@ TEST(CliRun, AWorkerWhoseDeviceBecameUnusableIsReplaced) {
 }
 
 // An operator that crashes its worker in every dtype: each probe is a crash of its own (Note [Probes that end their
-// worker], Note [Spare workers] in probe/runner.cc), and every other probe still gets its verdict.
+// worker], Note [Spare workers] in run/scheduler.cc), and every other probe still gets its verdict.
 // Workers forked from the run (Note [Forked workers]) and workers spawned from the binary (MPS_AUDIT_WORKERS=exec,
 // as on macOS) alike.
 TEST(CliRun, AnOperatorThatCrashesInEveryDtypeCostsOneProbeEach) {
@@ -215,7 +215,7 @@ TEST(CliRun, AnOperatorThatCrashesInEveryDtypeCostsOneProbeEach) {
 }
 
 // A worker that cannot start (here, the fault plan it is given cannot be read) stops the run with the worker's own
-// reason once its exit status says so (Note [Workers that end] in probe/runner.cc), forked or spawned, and no report
+// reason once its exit status says so (Note [Workers that end] in run/pool.cc), forked or spawned, and no report
 // is written.
 TEST(CliRun, AWorkerThatCannotStartStopsTheRunWithItsReason) {
   for (const char* workers : {"MPS_AUDIT_WORKERS=fork", "MPS_AUDIT_WORKERS=exec"}) {
@@ -263,7 +263,7 @@ TEST(CliRun, AFaultOnDeviceMemoryIsCaughtAndNoOtherOperatorRunsAfterIt) {
 }
 
 // A worker that caught a fault is not trusted with a hang: a probe of the operator that hangs after the fault runs
-// again in a new worker (Note [Probes after a caught fault] in probe/runner.cc), where the emulated operator faults
+// again in a new worker (Note [Probes after a caught fault] in run/pool.cc), where the emulated operator faults
 // again, as it would in a process of its own, instead of hanging on what the first fault left behind.
 TEST(CliRun, AProbeThatHangsAfterACaughtFaultRunsAgainInANewWorker) {
 #ifndef __linux__
@@ -298,7 +298,7 @@ void expect_same_record(const nlohmann::json& x, const nlohmann::json& y) {
 // records they get one at a time, whatever fails in a turn: a crash, a hang and a fault caught are the probe's own
 // (bool, which the CPU rejects for these operators, comes first in each turn, so they fail in its second probe),
 // and a device left unusable in a turn makes its failed probes run again, each alone, where the one that broke the
-// device is found out (Note [Turns that fail] in probe/runner.cc).
+// device is found out (Note [Turns that fail] in run/pool.cc).
 TEST(CliRun, FailuresInATurnAreThoseOfTheProbesOneAtATime) {
   std::string faults =
       "MPS_AUDIT_EMU_FAULTS=aten::floor=crash,aten::ceil=hang,aten::abs=poison,aten::round=throw,aten::trunc=wrong";
@@ -336,7 +336,7 @@ TEST(CliRun, FailuresInATurnAreThoseOfTheProbesOneAtATime) {
 }
 
 // However the probes are spread over workers, an idle one taking overloads from a busy one at the end (Note
-// [Overloads for idle workers] in probe/runner.cc), every record is the one a single worker makes: the memory of
+// [Overloads for idle workers] in run/scheduler.cc), every record is the one a single worker makes: the memory of
 // what the CPU took in an earlier dtype shows in messages ("the CPU takes this operator's inputs in float32 but not
 // in bool"). Two workers: one takes sub, slowed down, and the other, done with abs, takes sub's overloads from it.
 TEST(CliRun, RecordsAreTheSameWithOneWorkerOrTwo) {
@@ -371,7 +371,7 @@ std::vector<std::string> operators_in_arrival_order(const std::string& dir) {
 }
 
 // In a folder with figures, the operators that crash their workers come last, and the work left there pays for no
-// new worker while two others can take it (Note [Starts that pay] in probe/runner.cc): one worker, or two, still
+// new worker while two others can take it (Note [Starts that pay] in run/scheduler.cc): one worker, or two, still
 // record every probe as a run in a new folder does, and a worker starts whenever fewer than two are left.
 TEST(CliRun, WorkersThatDieAtTheEndAreReplacedOnlyWhenNoneIsLeft) {
   for (const char* jobs : {"1", "2"}) {
@@ -460,7 +460,7 @@ TEST(CliRun, ANewFolderTakesTheFiguresThatComeWithTheRelease) {
 }
 
 // The host block of a run's results and of its journal is what `mps-audit env` says of the machine, though the run
-// itself never sets up a device (on Linux its workers are forks of it: Note [Forked workers] in probe/runner.cc).
+// itself never sets up a device (on Linux its workers are forks of it: Note [Forked workers] in run/worker_process.cc).
 TEST(CliRun, TheHostBlockIsWhatEnvSays) {
   const testing::CommandResult env = run_mps_audit({"env", "--format", "json"}, {"PYTORCH_ENABLE_MPS_FALLBACK=1"});
   ASSERT_EQ(env.exit_code, 0) << env.err;
@@ -505,8 +505,12 @@ TEST(CliRun, BadInputGivesOneDiagnosticAndNoReport) {
     EXPECT_FALSE(path_exists(dir.path() + "/out/results.json"));
   };
   const std::string spec = source_path("opspec.yaml");
-  expect_error({"--target", "mps-emux", "--spec", spec}, "error: unknown target 'mps-emux'");
-  expect_error({"--dtypes", "flaot32", "--spec", spec}, "error: unknown dtype 'flaot32' (did you mean 'float32'?)");
+  expect_error(
+      {"--target", "mps-emux", "--spec", spec},
+      "error: --target mps-emux: expected one of auto, mps, mps-emu, cuda, cpu, meta (did you mean 'mps-emu'?)");
+  expect_error({"--dtypes", "flaot32", "--spec", spec},
+               "error: --dtypes flaot32: expected one of float32, float16, bfloat16, float64, int64, int32, int16, "
+               "int8, uint8, bool, complex64, complex128 (did you mean 'float32'?)");
   expect_error({"--ops", "sin(", "--spec", spec}, "error: --ops: invalid regular expression 'sin('");
   expect_error({"--ops", "^nothing$", "--spec", spec, "--target", "cpu"}, "error: no operator matches --ops");
   expect_error({"--spec", dir.path() + "/missing.yaml"}, "error: " + dir.path() + "/missing.yaml: cannot read file");

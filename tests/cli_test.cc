@@ -117,9 +117,11 @@ TEST(Cli, BadInputGivesOneDiagnosticAndExitTwo) {
   expect_one_diagnostic(
       run_mps_audit({"registry", "--native-functions", source_path("data/pytorch-1.13.1"), "--key", "Vulkan_"}),
       "error: unknown dispatch key 'Vulkan_' (did you mean 'Vulkan'?)");
-  expect_one_diagnostic(run_mps_audit({"registry", "--format", "xml"}), "error: unknown format 'xml'");
+  expect_one_diagnostic(run_mps_audit({"registry", "--format", "xml"}),
+                        "error: --format xml: expected text, json or md");
   expect_one_diagnostic(run_mps_audit({"registry", "--status", "nativ"}),
-                        "error: unknown status 'nativ' (did you mean 'native'?)");
+                        "error: --status nativ: expected native, cpu_fallback, composite_explicit, composite_implicit "
+                        "or none (did you mean 'native'?)");
   expect_one_diagnostic(run_mps_audit({"registry", "--bogus"}), "error: ");
   expect_one_diagnostic(run_mps_audit({}), "error: ");
 }

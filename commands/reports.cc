@@ -1,5 +1,5 @@
 // Bodies of `render`, `diff` and `compare`.
-#include "report/report_commands.h"
+#include "commands/reports.h"
 
 #include <algorithm>
 
@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "common/diagnostics.h"
+#include "common/flags.h"
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/text.h"
@@ -14,16 +15,6 @@
 #include "report/renderers.h"
 
 namespace mps_audit {
-namespace {
-
-void check_format(const std::string& format, const std::vector<std::string>& allowed, const char* flag) {
-  if (std::find(allowed.begin(), allowed.end(), format) != allowed.end()) return;
-  throw UserError(fmt::format("unknown {} '{}', expected one of {}{}", flag, format, fmt::join(allowed, ", "),
-                              did_you_mean(format, allowed)));
-}
-
-}  // namespace
-
 int run_render(const RenderCommandOptions& o, std::ostream& out) {
   check_report_formats(o.formats);
   const Results results = load_results(o.input);
@@ -35,7 +26,7 @@ int run_render(const RenderCommandOptions& o, std::ostream& out) {
 }
 
 int run_diff(const DiffCommandOptions& o, std::ostream& out) {
-  check_format(o.format, {"text", "md", "json"}, "--format");
+  check_choice("--format", o.format, {"text", "md", "json"});
   const Results base = load_results(o.base);
   const Results now = load_results(o.now);
   const RunDiff d = diff_runs(base, now);
@@ -53,19 +44,12 @@ int run_diff(const DiffCommandOptions& o, std::ostream& out) {
 }
 
 int run_compare(const CompareCommandOptions& o, std::ostream& out) {
-  check_format(o.format, {"md", "html", "json"}, "--format");
+  check_choice("--format", o.format, {"md", "html", "json"});
   if (o.inputs.size() < 2) throw UserError("compare needs at least two results.json files");
   std::vector<Results> runs;
   for (const auto& path : o.inputs) runs.push_back(load_results(path));
   emit(render_comparison(compare_runs(runs), runs, o.format), o.output, out);
   return kExitOk;
-}
-
-int apply_baseline_gate(const Results& now, const Results& baseline, const std::string& out_dir, std::ostream& out) {
-  const RunDiff d = diff_runs(baseline, now);
-  write_file_atomically(join_path(out_dir, "diff.md"), render_diff(d, "md"));
-  out << render_diff(d, "text");
-  return d.has_regressions() ? kExitGateFailed : kExitOk;
 }
 
 }  // namespace mps_audit

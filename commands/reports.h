@@ -1,5 +1,5 @@
 // The subcommands that read results.json files: `render` (any report from a results.json), `diff` (the CI gate),
-// `compare` (runs side by side), and the gate of `run --baseline`.
+// `compare` (runs side by side).
 #pragma once
 
 #include <ostream>
@@ -33,10 +33,5 @@ struct CompareCommandOptions {
   std::string output;               // default: standard output
 };
 int run_compare(const CompareCommandOptions& options, std::ostream& out);
-
-// `run --baseline`: diffs a finished run against the baseline (loaded before the run, so that a bad --baseline is
-// reported before it starts), prints the verdict of the gate, writes diff.md into `out_dir`, and returns 1 when a
-// record regressed.
-int apply_baseline_gate(const Results& now, const Results& baseline, const std::string& out_dir, std::ostream& out);
 
 }  // namespace mps_audit

@@ -1,5 +1,5 @@
-// Starts a Python program under the recorder: see record_program.h.
-#include "model/record_program.h"
+// Starts a Python program under the recorder: see record.h.
+#include "commands/record.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -12,6 +12,7 @@
 
 #include "common/data_home.h"
 #include "common/diagnostics.h"
+#include "common/flags.h"
 #include "common/paths.h"
 
 extern char** environ;
@@ -58,7 +59,7 @@ int run_record(const RecordOptions& o, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   if (o.out.empty()) throw UserError("record: -o FILE is required (the calls file to write)");
-  if (o.max_numel < 0) throw UserError(fmt::format("--max-numel {}: expected 0 or more", o.max_numel));
+  check_at_least("--max-numel", o.max_numel, 0);
   const std::vector<std::string> argv = recorder_command(o, recorder);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -1,19 +1,17 @@
-// Subcommand bodies of `mps-audit registry`.
-#include "registry/registry_command.h"
+// Loading one registry: see load_registry.h.
+#include "registry/load_registry.h"
 
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "common/diagnostics.h"
-#include "common/output_file.h"
 #include "common/text.h"
 #include "registry/dispatch_keys.h"
 #include "registry/extra_registrations.h"
 #include "registry/live_registry.h"
 #include "registry/native_functions.h"
-#include "registry/registry_diff.h"
-#include "registry/registry_render.h"
 #include "registry/release_data.h"
 #include "registry/static_registry.h"
 
@@ -31,12 +29,6 @@ void check_static_key(const std::string& key, const std::vector<NativeFunctionDe
   if (keys.count(key)) return;
   throw UserError(fmt::format("unknown dispatch key '{}'{}", key,
                               did_you_mean(key, std::vector<std::string>(keys.begin(), keys.end()))));
-}
-
-RegistryFormat format_or_throw(const std::string& name) {
-  auto f = parse_registry_format(name);
-  if (!f) throw UserError(fmt::format("unknown format '{}', expected text, json or md", name));
-  return *f;
 }
 
 }  // namespace
@@ -59,32 +51,6 @@ Registry load_registry(const std::string& source, const std::string& extra_regis
   reg.extra_path = files.extra_registrations;
   reg.torch_version = files.version;
   return reg;
-}
-
-int run_registry(const RegistryOptions& options, std::ostream& out) {
-  const RegistryFormat format = format_or_throw(options.format);
-  RegistryRenderOptions render;
-  for (const auto& name : options.statuses) {
-    auto s = parse_op_status(name);
-    if (!s) {
-      std::vector<std::string> all;
-      for (OpStatus st : kAllOpStatuses) all.emplace_back(to_string(st));
-      throw UserError(fmt::format("unknown status '{}'{}", name, did_you_mean(name, all)));
-    }
-    render.statuses.push_back(*s);
-  }
-  const Registry reg = load_registry(options.native_functions, options.extra_registrations, options.key);
-  emit(render_registry(reg, format, render), options.output, out);
-  return kExitOk;
-}
-
-int run_registry_diff(const RegistryDiffOptions& options, std::ostream& out) {
-  const RegistryFormat format = format_or_throw(options.format);
-  const Registry before = load_registry(options.old_source, "", options.key);
-  const Registry after = load_registry(options.new_source, "", options.key);
-  const RegistryDiff diff = diff_registries(before, after);
-  emit(render_registry_diff(diff, format), options.output, out);
-  return options.fail_on_lost && !diff.lost.empty() ? kExitGateFailed : kExitOk;
 }
 
 }  // namespace mps_audit

@@ -6,12 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "registry/registry.h"
+#include "registry/load_registry.h"
 
 namespace mps_audit {
-
-// The word that names the linked libtorch's dispatcher where a release path is expected.
-inline constexpr const char* kLiveSource = "live";
 
 struct RegistryOptions {
   std::string native_functions;     // native_functions.yaml or a release folder; empty: the live dispatcher
@@ -29,9 +26,6 @@ struct RegistryDiffOptions {
   std::string output;
   bool fail_on_lost = false;  // exit 1 when an operator lost its kernel for the key
 };
-
-// Loads and classifies one registry: a release (file or folder) or, for "" or "live", the dispatcher.
-Registry load_registry(const std::string& source, const std::string& extra_registrations, const std::string& key);
 
 int run_registry(const RegistryOptions& options, std::ostream& out);
 int run_registry_diff(const RegistryDiffOptions& options, std::ostream& out);
