@@ -1,5 +1,7 @@
 // Makes the arguments of one sample on the CPU: from the spec's sample where it names an argument, else from the
 // argument's default, else synthesized from its type in the schema.
+// Implemented in inputs.cc, with the inputs of out= variants in out_variants.cc and the well-posed rules in
+// well_posed.cc.
 #pragma once
 
 #include <optional>
