@@ -24,8 +24,8 @@ struct ProbeTarget {
   int macos_major = 0;        // of the (real or emulated) MPS device; 0 for other targets
   std::string torch_version;  // of the linked libtorch, for the spec's conditions
   // A device shared in turns: a probe's recorded samples, and the probes a worker is handed together, run each stage
-  // together, every operator before any output is copied back, with one wait (Note [Samples in one round trip] and
-  // Note [Probes in one turn] in probe_op.cc). The run sets it for CUDA.
+  // together, every operator before any output is copied back, with one wait (Note [Samples in one round trip] in
+  // sample_probe.cc and Note [Probes in one turn] in probe_op.cc). The run sets it for CUDA.
   bool in_turns = false;
 };
 
