@@ -101,7 +101,7 @@ std::unordered_map<std::string, std::string>& accepted_in() {
 }
 
 // Note [Probes in one turn]
-// A worker holds every dtype of an operator's overload (Note [Worker protocol] in runner.cc), and on CUDA
+// A worker holds every dtype of an operator's overload (Note [Worker protocol] in run/worker_protocol.cc), and on CUDA
 // (ProbeTarget::in_turns) it probes those it was handed together, in one turn of the GPU (Note [Copies to and from a
 // CUDA device] in sample_probe.cc), stage by stage: every probe's CPU references, which decide the samples that go to
 // the target; then every probe's inputs copied in; every probe's runs; every probe's copies back; one wait; then each
@@ -118,7 +118,7 @@ std::unordered_map<std::string, std::string>& accepted_in() {
 // fault caught on the target ends the turn with that probe (Note [Caught faults]): the probes after it go back to the
 // worker as not begun, and what they taught synthesis is forgotten. What the turn cannot tell apart, its runner
 // does: a device that fails takes the outputs of every probe in the turn with it, so those probes run again one at a
-// time (Note [Turns that fail] in runner.cc).
+// time (Note [Turns that fail] in run/pool.cc).
 
 // One probe, in two parts around the turn its last samples wait for: start() runs it up to their copies back and
 // finish() judges them and makes the record. Without `defer`, start() waits for and judges each sample as it goes.

@@ -1,5 +1,5 @@
 // Runs one operator in one dtype on the CPU (the reference) and on the target, in this process, and decides the
-// verdict: the worst sample decides. Crashes and hangs are the caller's business (probe/runner.cc runs this in a
+// verdict: the worst sample decides. Crashes and hangs are the caller's business (run/worker_main.cc runs this in a
 // worker process).
 #pragma once
 
@@ -39,7 +39,7 @@ std::optional<Tolerance> comparison_tolerance(const Tolerance* spec_tolerance, c
 std::string error_text(const std::exception& e);
 
 // Where a probe is, for a worker's parent to tell a crash or a hang of the CPU reference from one on the target, and
-// from one while a turn's outputs are copied back (Note [Worker protocol] in runner.cc).
+// from one while a turn's outputs are copied back (Note [Worker protocol] in run/worker_protocol.cc).
 enum class ProbeStage { kReference, kTarget, kTurn };
 using ProbeMark = std::function<void(size_t probe, ProbeStage stage)>;
 

@@ -224,7 +224,7 @@ void expect_same_record(const ProbeResult& a, const ProbeResult& b) {
 }
 
 // A probe whose samples run each stage together (every operator before any output is copied back, as on CUDA: Note
-// [Samples in one round trip] in probe/probe_op.cc) records what it records one sample after another.
+// [Samples in one round trip] in probe/sample_probe.cc) records what it records one sample after another.
 TEST(Recordings, SamplesRunTogetherGiveTheRecordsOfSamplesRunOneByOne) {
   const std::string path = default_recordings_path();
   if (path.empty()) GTEST_SKIP() << "no recorded samples shipped for this libtorch";
