@@ -1,7 +1,7 @@
 // What isolating each probe in a worker process costs: one probe in this process (probe_op) against the same probe
-// handed to a worker over its pipes (see Note [Worker protocol] in probe/runner.cc), and starting a worker, which a
-// crash or a timeout costs. On the cpu target with the spec's small default tensors, so the probe itself is cheap
-// and the overhead shows.
+// handed to a worker over its pipes (see Note [Worker protocol] in run/worker_protocol.cc), and starting a worker,
+// which a crash or a timeout costs. On the cpu target with the spec's small default tensors, so the probe itself is
+// cheap and the overhead shows.
 #include <csignal>
 #ifdef __linux__
 #include <sched.h>
@@ -169,7 +169,7 @@ void BM_ProbeInWorkerOneCore(benchmark::State& state) {
 BENCHMARK(BM_ProbeInWorkerOneCore)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 #endif
 
-// As the run hands out probes (Note [Probes sent ahead] in probe/runner.cc): the next probe is sent while the worker
+// As the run hands out probes (Note [Probes sent ahead] in run/scheduler.cc): the next probe is sent while the worker
 // works on the one before, so it never waits for this process to answer. Each iteration is one probe's result.
 void BM_ProbeInWorkerSentAhead(benchmark::State& state) {
   WorkerProcess worker;

@@ -20,7 +20,7 @@
 // A worker that caught a fault says so, and goes on with the rest of that operator only (its other dtypes, which
 // usually fault the same way), then exits: no other operator runs in a process whose state a fault may have left
 // behind (see Note [Worker protocol]), and a probe that hangs or dies there runs again in a new worker (Note [Probes
-// after a caught fault] in probe/runner.cc). The emulator's touch faults (emu/faults.h) make such faults for the
+// after a caught fault] in run/pool.cc). The emulator's touch faults (emu/faults.h) make such faults for the
 // tests.
 #include "probe/caught_faults.h"
 

@@ -1,4 +1,5 @@
-// The pool of worker processes: see pool.h, and Note [Worker protocol] in run/worker_protocol.cc.
+// The pool of worker processes: see pool.h, and Note [Worker protocol] in run/worker_protocol.cc. Which worker gets
+// which probes is for the Scheduler (run/scheduler.cc) to say; the pool owns the processes and does what it says.
 #include "run/pool.h"
 
 #include <algorithm>
@@ -6,8 +7,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "common/diagnostics.h"
 #include "common/output_file.h"
 #include "common/text.h"
+#include "run/scheduler.h"
 #include "run/stop_signals.h"
 #include "run/worker_protocol.h"
 #include "targets/targets.h"
@@ -25,24 +27,18 @@
 namespace mps_audit {
 namespace {
 
+// A worker's process, as the pool holds it; the work it holds is the scheduler's, in the slot of the same index.
 struct Worker {
   pid_t pid = -1;
   int out_fd = -1;       // its standard output, read by the parent
   int in_fd = -1;        // its standard input, written by the parent; closed: the worker exits
   int lifeline_fd = -1;  // the write end of its lifeline, never written; closed (or the parent gone): it exits
   std::string buffer;
-  bool ready = false;                 // it said "env": it may get work
-  bool said_anything = false;         // for telling a worker that could not start from one that crashed
-  long current = -1;                  // the probe it is working on (sent, not answered), or -1
-  std::deque<size_t> ahead;           // those sent after it, in order, not answered (Note [Probes sent ahead])
-  long last_sent = -1;                // the last probe sent to it (whose overload it is busy with)
-  long seen = -1;                     // the last probe of `ahead` it was seen to begin, or -1
-  std::shared_ptr<SharedWord> state;  // where the worker is: a probe and its stage (Note [Worker protocol])
-  bool retiring = false;              // it said "retire": it gets no more work and exits after its result
-  bool finishing = false;             // it said "finish": it gets the rest of its operator only
-  std::deque<size_t> todo;            // the rest of its operator's probes
-  std::chrono::steady_clock::time_point started;
-  std::chrono::steady_clock::time_point forked;  // when it was started (Note [Starts that pay])
+  bool said_anything = false;                     // for telling a worker that could not start from one that crashed
+  long seen = -1;                                 // the last probe sent ahead it was seen to begin, or -1
+  std::shared_ptr<SharedWord> state;              // where the worker is: a probe and its stage (Note [Worker protocol])
+  std::chrono::steady_clock::time_point started;  // when its current probe began: its time limit runs from then
+  std::chrono::steady_clock::time_point forked;   // when it was started (Note [Starts that pay] in run/scheduler.cc)
   // It exited (its output closed), and the record of its probe waits for its exit status (Note [Workers that end]).
   bool ending = false;
   bool alive() const { return pid > 0; }
@@ -60,48 +56,6 @@ size_t workers_started_first(const c10::Device& device, size_t jobs) {
   return device.is_cuda() ? std::max<size_t>(1, jobs / 2) : jobs;
 }
 
-// Note [Starts that pay]
-// A worker that starts in place of one that ended (or as a spare) is of use only if work is left for it once it is
-// ready. Near the end of a run that is seldom so: the operators left are the cheapest (Note [Slowest operators
-// first] in probe/probe_costs.cc), among them those that kill their worker, and the workers that are left finish
-// them before a new one is ready; on a GPU the new one's CUDA context is set up meanwhile, which holds up the
-// others' work, and taken down when the run ends, one context after another. So once a worker has started in this
-// run (which says what a start takes here), a new one starts only while the work not yet handed out, by the
-// figures that order it (a probe without one counts as the mean of those with one), is more than the workers that
-// can take work would do in that time, counting each one started as one of them; and while fewer than two can take
-// work. A worker that catches a fault ends after its operator (Note [Caught faults]), the cheapest operators at the
-// end of a run hold most of those, and with one worker left its fault left the run with none: nineteen then started
-// at once for 0.04 s of work, and the run waited half a second for their contexts. The order of the work, and so
-// every record, is the same; only which worker runs a probe can change. The warm default audit on CUDA in a new
-// folder (an H100, the release's figures) took 7.25-7.98 s with the first form of this rule against 7.68-8.24 s
-// without it, alternating (docs/benchmarks.md).
-size_t starts_that_pay(double pending_seconds, size_t able, double seconds_per_start, size_t room) {
-  size_t starts = 0;
-  while (starts < room &&
-         (able + starts < 2 || pending_seconds / static_cast<double>(able + starts) > seconds_per_start)) {
-    ++starts;
-  }
-  return starts;
-}
-
-// Note [Slow probes alone]
-// A turn saves each of its probes a turn of the GPU among the processes that share it (Note [Probes in one turn] in
-// probe/probe_op.cc): a few milliseconds at most. A probe expected to take longer gains nothing from one, and the
-// slowest probes of a warm run are those that break the device: a turn in which the device broke runs its failed
-// probes again, one at a time (Note [Turns that fail]), so such a probe broke the device twice, and each time every
-// process on the GPU waited and a worker ended. So a probe whose figure is kAloneSeconds or more runs in a turn of its
-// own: it joins none, and the probe after it begins a new one. The warm default audit on CUDA (one H100, the
-// release's figures), alternating: 5.49-5.88 s with this rule against 5.88-6.08 s without it.
-constexpr double kAloneSeconds = 0.05;
-
-std::vector<bool> joins_turn(const std::vector<double>& expected) {
-  std::vector<bool> joins(expected.size(), false);
-  for (size_t k = 1; k < expected.size(); ++k) {
-    joins[k] = expected[k] < kAloneSeconds && expected[k - 1] < kAloneSeconds;
-  }
-  return joins;
-}
-
 class PoolImpl {
  public:
   PoolImpl(WorkerLaunch launch, const std::vector<PlannedProbe>& plan, std::vector<double> expected, double timeout_s)
@@ -114,12 +68,12 @@ class PoolImpl {
   // first worker reports and on_result for each result, in arrival order. Returns the signal that stopped it, or 0.
   template <typename E, typename F>
   int run(std::vector<std::vector<size_t>> groups, size_t jobs, E&& on_env, F&& on_result) {
-    for (auto& group : groups) push_pending(std::move(group), /*front=*/false);
-    jobs_ = jobs;
+    scheduler_.emplace(plan_, expected_, jobs);
+    for (auto& group : groups) scheduler_->push_pending(std::move(group), /*front=*/false);
     // A fixed number of slots, so that references to them stay valid; the spares' slots start empty.
-    workers_.assign(jobs + std::max<size_t>(1, jobs / 4), Worker{});
+    workers_.assign(scheduler_->slots(), Worker{});
     const size_t first = workers_started_first(device_for(launch_.target), jobs);
-    for (size_t k = 0; k < first; ++k) start(workers_[k]);
+    for (size_t k = 0; k < first; ++k) start(k);
     auto record = [&](size_t i, ProbeResult r) {
       r.op = plan_[i].op;
       r.dtype = plan_[i].dtype;
@@ -130,7 +84,7 @@ class PoolImpl {
         stop_all();
         return signal;
       }
-      for (auto& w : workers_) dispatch(w);
+      for (size_t slot = 0; slot < workers_.size(); ++slot) dispatch(slot);
       replenish();
       // Note [Workers at the end]
       // Once every probe has its record, the inputs of the ready workers left are closed (dispatch() did that) and
@@ -138,18 +92,19 @@ class PoolImpl {
       // after the reports. A process with a CUDA context takes a second or more to end (the driver tears the context
       // down, one process after another), and the workers of a run end together. Workers still starting (spares,
       // replacements) are stopped now: they would otherwise set up their device (seconds on a GPU) meanwhile.
-      if (pending_.empty() && working() == 0) {
-        for (auto& w : workers_) {
-          if (w.alive() && !w.ready && !w.ending) kill_and_let_go(w);
+      if (scheduler_->done()) {
+        for (size_t slot = 0; slot < workers_.size(); ++slot) {
+          Worker& w = workers_[slot];
+          if (w.alive() && !scheduler_->ready(slot) && !w.ending) kill_and_let_go(slot);
         }
         return 0;
       }
       std::vector<pollfd> fds;
-      std::vector<Worker*> owners;
-      for (auto& w : workers_) {
-        if (w.out_fd >= 0) {
-          fds.push_back({w.out_fd, POLLIN, 0});
-          owners.push_back(&w);
+      std::vector<size_t> owners;
+      for (size_t slot = 0; slot < workers_.size(); ++slot) {
+        if (workers_[slot].out_fd >= 0) {
+          fds.push_back({workers_[slot].out_fd, POLLIN, 0});
+          owners.push_back(slot);
         }
       }
       const bool waiting = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.ending; });
@@ -159,7 +114,8 @@ class PoolImpl {
       if (stop_signal()) continue;
       const auto now = std::chrono::steady_clock::now();
       for (size_t k = 0; k < fds.size(); ++k) {
-        Worker& w = *owners[k];
+        const size_t slot = owners[k];
+        Worker& w = workers_[slot];
         if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) {
           char chunk[65536];
           const ssize_t n = ::read(w.out_fd, chunk, sizeof chunk);
@@ -167,22 +123,22 @@ class PoolImpl {
             w.buffer.append(chunk, static_cast<size_t>(n));
             size_t nl;
             while ((nl = w.buffer.find('\n')) != std::string::npos) {
-              handle_line(w, w.buffer.substr(0, nl), on_env, record);
+              handle_line(slot, w.buffer.substr(0, nl), on_env, record);
               w.buffer.erase(0, nl + 1);
             }
             continue;
           }
           if (n < 0 && errno == EINTR) continue;
-          ended(w, record);  // end of output: the worker exited
+          ended(slot, record);  // end of output: the worker exited
           continue;
         }
-        if (w.current >= 0) note_progress(w, now);
-        if (w.current >= 0 && std::chrono::duration<double>(now - w.started).count() > timeout_s_) {
-          const bool finishing = w.finishing;
-          const StageMark at = blame(w);
-          kill_and_let_go(w);
+        if (scheduler_->current(slot) >= 0) note_progress(slot, now);
+        if (scheduler_->current(slot) >= 0 && std::chrono::duration<double>(now - w.started).count() > timeout_s_) {
+          const bool finishing = scheduler_->finishing(slot);
+          const StageMark at = blame(slot);
+          kill_and_let_go(slot);
           if (finishing || at.stage == ProbeStage::kTurn) {  // Note [Probes after a caught fault], [Turns that fail]
-            requeue_rest(w);
+            scheduler_->requeue_rest(slot);
             continue;
           }
           const bool on_target = at.stage == ProbeStage::kTarget;
@@ -191,159 +147,47 @@ class PoolImpl {
           r.message = on_target ? fmt::format("no result after {:g} s; the worker was killed", timeout_s_)
                                 : fmt::format("no reference: the CPU run did not finish in {:g} s", timeout_s_);
           r.seconds = timeout_s_;
-          record(take_out(w, at.probe), r);
-          requeue_rest(w);
+          record(scheduler_->take_out(slot, at.probe), r);
+          scheduler_->requeue_rest(slot);
         }
       }
     }
   }
 
  private:
-  // Note [Spare workers]
-  // Starting a worker costs seconds on a GPU (libtorch and its CUDA libraries, the spec and the recordings, the
-  // device), and a worker that dies (a crash, a hang, a device left unusable) needs a new one. Once one has died,
-  // the pool keeps a quarter as many workers again as --jobs (at least one) started and idle: a dead worker's work
-  // goes to one that is ready, and the new start happens meanwhile. At most --jobs workers probe at once; the
-  // spares are told to exit when nothing is left to hand out. A run in which no worker dies starts no spare.
-  bool busy(const Worker& w) const { return w.alive() && (w.current >= 0 || !w.ahead.empty() || !w.todo.empty()); }
-
-  // Starts workers while there is work that no running worker holds: up to --jobs, and the spares once a worker
-  // has died; near the end of a run, only those that pay (Note [Starts that pay]).
+  // Starts the workers the scheduler asks for, in the first free slots (Note [Spare workers] in run/scheduler.cc).
   void replenish() {
-    if (pending_.empty()) return;
-    size_t alive = 0;
-    for (const auto& w : workers_) alive += w.alive() ? 1 : 0;
-    if (starts_seen_ == 0 && alive > 0) return;  // the others start once one is ready (Note [Half the workers first])
-    const size_t wanted = jobs_ + (worker_died_ ? workers_.size() - jobs_ : 0);
-    if (alive >= wanted) return;
-    size_t starts = wanted - alive;
-    if (starts_seen_ > 0) {
-      starts = starts_that_pay(pending_seconds_, able(), start_seconds_ / static_cast<double>(starts_seen_), starts);
-    }
-    for (auto& w : workers_) {
-      if (starts == 0) break;
-      if (w.alive()) continue;
-      start(w);
+    size_t starts = scheduler_->starts_wanted();
+    for (size_t slot = 0; slot < workers_.size() && starts > 0; ++slot) {
+      if (workers_[slot].alive()) continue;
+      start(slot);
       --starts;
     }
   }
 
-  // The workers that can take work: alive, starting or ready, and not on their way out.
-  size_t able() const {
-    size_t n = 0;
-    for (const auto& w : workers_) {
-      if (w.alive() && !w.ending && !w.retiring && !w.finishing && w.in_fd >= 0) ++n;
-    }
-    return n;
-  }
-
-  // Queues a group of probes to hand out, at the front (work given back) or the back, and counts its expected seconds.
-  void push_pending(std::vector<size_t> group, bool front = true) {
-    for (size_t i : group) pending_seconds_ += expected_[i];
-    if (front) {
-      pending_.push_front(std::move(group));
-    } else {
-      pending_.push_back(std::move(group));
-    }
-  }
-
-  // Gives the first queued group to the worker, and no longer counts its expected seconds.
-  void take_pending(Worker& w) {
-    for (size_t i : pending_.front()) pending_seconds_ -= expected_[i];
-    w.todo.assign(pending_.front().begin(), pending_.front().end());
-    pending_.pop_front();
-  }
-
-  // Hands a ready worker its next probes, or closes its input when there are none (it then exits). A worker without
-  // an operator takes the next one only while fewer than --jobs workers are busy; otherwise it waits.
-  // Note [Probes sent ahead]
-  // A worker is sent every dtype of the overload it begins at once, and while it holds no other, the next overload
-  // of its operator, so that it finds its next probes waiting when it is done instead of waiting for the parent to
-  // read its results and answer: a wake-up of another process per probe, which on an idle core of a virtual machine
-  // takes longer than a small probe itself; and so that a worker on CUDA has an overload's probes to run in one turn
-  // (Note [Probes in one turn] in probe/probe_op.cc). A probe sent ahead has not begun until the one before it has a
-  // result (or the worker was seen to begin it, in a turn): when the worker dies or retires first, it goes back to
-  // the queue.
-  void dispatch(Worker& w) {
-    if (!w.alive() || !w.ready || w.in_fd < 0 || w.retiring) return;
-    if (w.current < 0) {
-      if (w.todo.empty() && w.finishing) {
-        let_go(w);
+  // Writes a ready worker what the scheduler has for it (an overload's probes, and the next one ahead: Note [Probes
+  // sent ahead] in run/scheduler.cc), or closes its input when it has nothing more (it then exits).
+  void dispatch(size_t slot) {
+    for (;;) {
+      const Scheduler::Work work = scheduler_->next_work(slot);
+      if (work.action == Scheduler::Work::Action::kLetGo) {
+        let_go(slot);
         return;
       }
-      if (w.todo.empty() && !pending_.empty()) {
-        if (working() >= jobs_) return;  // a spare, for now
-        take_pending(w);
-      }
-      if (w.todo.empty() && working() < jobs_) take_an_overload(w);
-      if (w.todo.empty()) {
-        let_go(w);
-        return;
-      }
-      send_overload(w);
-      begin_next(w);
+      if (work.action != Scheduler::Work::Action::kSend) return;
+      send(slot, work);
+      if (work.begins) workers_[slot].started = std::chrono::steady_clock::now();
     }
-    if (w.in_fd >= 0 && !w.todo.empty() && plan_[w.last_sent].op == plan_[w.current].op) send_overload(w);
   }
 
-  // The probe sent after the current one, if any, becomes the current one, and begins now.
-  static void begin_next(Worker& w) {
-    w.current = w.ahead.empty() ? -1 : static_cast<long>(w.ahead.front());
-    if (!w.ahead.empty()) w.ahead.pop_front();
-    w.started = std::chrono::steady_clock::now();
-  }
-
-  size_t working() const {
-    size_t n = 0;
-    for (const auto& w : workers_) n += busy(w) ? 1 : 0;
-    return n;
-  }
-
-  // Note [Overloads for idle workers]
-  // When no operator is left to hand out, a worker without work takes the probes of one overload from the worker
-  // with the most probes left: the last overload in that worker's list, all its dtypes, and never the overload that
-  // worker is busy with. A worker's memory of an operator (the synthesis that worked, the first dtype the CPU took:
-  // probe/probe_op.cc) is kept by overload, so every probe still meets the same memory as in one worker; only
-  // kernels compiled at first use are compiled in both (on a GPU with empty kernel caches, the special_* functions
-  // compile one per dtype, and the run's end waited for one worker going through both of an operator's overloads).
-  void take_an_overload(Worker& thief) {
-    Worker* from = nullptr;
-    size_t best = 0;
-    for (auto& w : workers_) {
-      if (&w == &thief || !w.alive() || w.finishing || w.retiring || w.todo.empty()) continue;
-      const std::string& last = plan_[w.todo.back()].op;
-      size_t run = 0;
-      for (auto it = w.todo.rbegin(); it != w.todo.rend() && plan_[*it].op == last; ++it) ++run;
-      const bool own_overload = run == w.todo.size() && w.last_sent >= 0 && plan_[w.last_sent].op == last;
-      if (!own_overload && run > best) {
-        best = run;
-        from = &w;
-      }
-    }
-    if (!from) return;
-    thief.todo.assign(from->todo.end() - static_cast<long>(best), from->todo.end());
-    from->todo.erase(from->todo.end() - static_cast<long>(best), from->todo.end());
-  }
-
-  // Writes the probes of the next overload in the worker's list to its input, with one write, after those sent
-  // before: the first line begins a turn, and the others join it ("\t+"; Note [Probes in one turn] in
-  // probe/probe_op.cc).
-  void send_overload(Worker& w) {
-    const std::string op = plan_[w.todo.front()].op;
-    std::vector<size_t> probes;
-    while (!w.todo.empty() && plan_[w.todo.front()].op == op) {
-      probes.push_back(w.todo.front());
-      w.todo.pop_front();
-    }
-    std::vector<double> expected;
-    for (size_t i : probes) expected.push_back(expected_[i]);
-    const std::vector<bool> joins = joins_turn(expected);
+  // Writes the probes to the worker's input, with one write: the first line begins a turn, and those that join it
+  // say so ("\t+"; Note [Probes in one turn] in probe/probe_op.cc).
+  void send(size_t slot, const Scheduler::Work& work) {
+    Worker& w = workers_[slot];
     std::string text;
-    for (size_t k = 0; k < probes.size(); ++k) {
-      const size_t i = probes[k];
-      text += work_line(i, op, plan_[i].dtype, k > 0 && joins[k]);
-      w.ahead.push_back(i);
-      w.last_sent = static_cast<long>(i);
+    for (size_t k = 0; k < work.probes.size(); ++k) {
+      const size_t i = work.probes[k];
+      text += work_line(i, plan_[i].op, plan_[i].dtype, k > 0 && work.joins[k]);
     }
     // A worker that died meanwhile shows as the end of its output.
     for (size_t done = 0; done < text.size();) {
@@ -352,6 +196,7 @@ class PoolImpl {
       if (n <= 0) {
         ::close(w.in_fd);
         w.in_fd = -1;
+        scheduler_->input_closed(slot);
         return;
       }
       done += static_cast<size_t>(n);
@@ -359,19 +204,18 @@ class PoolImpl {
   }
 
   template <typename E, typename R>
-  void handle_line(Worker& w, const std::string& line, E& on_env, R& record) {
+  void handle_line(size_t slot, const std::string& line, E& on_env, R& record) {
+    Worker& w = workers_[slot];
     w.said_anything = true;
     if (line.rfind("env ", 0) == 0) {
       on_env(run_environment_from_json(nlohmann::json::parse(line.substr(4))));
-      w.ready = true;
-      start_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - w.forked).count();
-      ++starts_seen_;
+      scheduler_->worker_ready(slot,
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - w.forked).count());
     } else if (line == "retire") {
-      w.retiring = true;
+      scheduler_->worker_retires(slot);
     } else if (line == "finish") {
-      w.finishing = true;
-      worker_died_ = true;  // as good as: a new worker will be needed
-    } else if (line.rfind("result ", 0) == 0 && w.current >= 0) {
+      scheduler_->worker_finishes(slot);
+    } else if (line.rfind("result ", 0) == 0 && scheduler_->current(slot) >= 0) {
       const size_t space = line.find(' ', 7);
       ProbeResult r;
       try {
@@ -380,50 +224,50 @@ class PoolImpl {
         r.verdict = Verdict::kError;
         r.message = std::string("unreadable result from the worker: ") + e.what();
       }
-      const size_t i = static_cast<size_t>(w.current);
-      begin_next(w);  // a worker that retires never begins it: it goes back to the queue when the worker has exited
+      const size_t i = scheduler_->result(slot);
+      w.started = std::chrono::steady_clock::now();
       record(i, r);
-    } else if (line.rfind("again ", 0) == 0 && w.current >= 0) {
-      push_pending({static_cast<size_t>(w.current)});  // Note [Turns that fail]
-      begin_next(w);
+    } else if (line.rfind("again ", 0) == 0 && scheduler_->current(slot) >= 0) {
+      scheduler_->again(slot);  // Note [Turns that fail]
+      w.started = std::chrono::steady_clock::now();
     }
   }
 
   template <typename R>
-  void ended(Worker& w, R& record) {
+  void ended(size_t slot, R& record) {
+    Worker& w = workers_[slot];
     close_fd(w.in_fd);
     close_fd(w.out_fd);
+    scheduler_->input_closed(slot);
     w.ending = true;
     int status = 0;
-    if (try_reap(w.pid, status)) settle(w, status, record);
+    if (try_reap(w.pid, status)) settle(slot, status, record);
   }
 
   // What the exit of a worker means for its probes, once its wait status is known.
   template <typename R>
-  void settle(Worker& w, int status, R& record) {
-    const bool retired = w.retiring, finishing = w.finishing;
+  void settle(size_t slot, int status, R& record) {
+    Worker& w = workers_[slot];
+    const bool retired = scheduler_->retiring(slot), finishing = scheduler_->finishing(slot);
     w.pid = -1;
-    release(w);
-    if (w.current < 0 && !w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    release(slot);
+    if (scheduler_->current(slot) < 0 && !w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       throw UserError(fmt::format("a worker could not start: {}", last_log_line()));
     }
     // It retired after its last result: what it was sent after that goes back to the queue.
     if (retired) {
-      requeue_rest(w);
+      scheduler_->requeue_rest(slot);
       return;
     }
     // Ended between two probes: we closed its input, or someone else killed it; then the rest of its operator goes
     // back to the queue, for another worker.
-    if (w.current < 0) {
-      if (!w.todo.empty()) {
-        push_pending({w.todo.begin(), w.todo.end()});
-        w.todo.clear();
-      }
+    if (scheduler_->current(slot) < 0) {
+      scheduler_->give_back(slot);
       return;
     }
-    const StageMark at = blame(w);
+    const StageMark at = blame(slot);
     if (finishing || at.stage == ProbeStage::kTurn) {  // Note [Probes after a caught fault], [Turns that fail]
-      requeue_rest(w);
+      scheduler_->requeue_rest(slot);
       return;
     }
     ProbeResult r;
@@ -433,8 +277,8 @@ class PoolImpl {
     const bool on_target = at.stage == ProbeStage::kTarget;
     r.verdict = on_target ? Verdict::kCrash : Verdict::kSkip;
     r.message = on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
-    record(take_out(w, at.probe), r);
-    requeue_rest(w);
+    record(scheduler_->take_out(slot, at.probe), r);
+    scheduler_->requeue_rest(slot);
   }
 
   // Note [Probes after a caught fault]
@@ -457,47 +301,21 @@ class PoolImpl {
   // Where the worker that died or was killed was: the probe and stage it marked last, when it holds that probe (the
   // current one, or one sent after it, which a turn reaches before the current one has its result); else the current
   // one, before its CPU reference.
-  StageMark blame(const Worker& w) const {
-    const StageMark m = read_mark(w.state->word().load());
-    if (m.probe >= 0 && (m.probe == w.current || std::find(w.ahead.begin(), w.ahead.end(), m.probe) != w.ahead.end())) {
-      return m;
-    }
-    return {w.current, ProbeStage::kReference};
+  StageMark blame(size_t slot) const {
+    const StageMark m = read_mark(workers_[slot].state->word().load());
+    const long current = scheduler_->current(slot);
+    if (m.probe >= 0 && (m.probe == current || scheduler_->sent_ahead(slot, m.probe))) return m;
+    return {current, ProbeStage::kReference};
   }
 
   // A worker in a turn answers at its end: the time limit of a probe it was seen to begin runs from then.
-  static void note_progress(Worker& w, std::chrono::steady_clock::time_point now) {
+  void note_progress(size_t slot, std::chrono::steady_clock::time_point now) {
+    Worker& w = workers_[slot];
     const StageMark m = read_mark(w.state->word().load());
-    if (m.probe >= 0 && m.probe != w.seen && std::find(w.ahead.begin(), w.ahead.end(), m.probe) != w.ahead.end()) {
+    if (m.probe >= 0 && m.probe != w.seen && scheduler_->sent_ahead(slot, m.probe)) {
       w.seen = m.probe;
       w.started = now;
     }
-  }
-
-  // Takes probe i out of what the worker holds, for a record; returns i.
-  static size_t take_out(Worker& w, long i) {
-    if (w.current == i) {
-      w.current = -1;
-    } else {
-      w.ahead.erase(std::remove(w.ahead.begin(), w.ahead.end(), static_cast<size_t>(i)), w.ahead.end());
-    }
-    return static_cast<size_t>(i);
-  }
-
-  // Note [Probes that end their worker]
-  // An operator whose probe killed its worker (a crash, a hang) or left its device unusable usually does so in every
-  // dtype, and each time a new worker has to start: load libtorch, read the spec, set up the device (seconds on a
-  // GPU). Its other probes go back to the front of the queue one by one, for whichever workers come free first, so
-  // that those starts happen side by side instead of one after another in one worker.
-  void requeue_rest(Worker& w) {
-    std::deque<size_t> rest = std::move(w.ahead);  // sent, without a record
-    if (w.current >= 0) rest.push_front(static_cast<size_t>(w.current));
-    rest.insert(rest.end(), w.todo.begin(), w.todo.end());
-    for (auto it = rest.rbegin(); it != rest.rend(); ++it) push_pending({*it});
-    w.current = -1;
-    w.ahead.clear();
-    w.todo.clear();
-    worker_died_ = true;
   }
 
   // Note [Workers that end]
@@ -520,37 +338,37 @@ class PoolImpl {
     fd = -1;
   }
 
-  // Closes what the pool holds of a worker and clears its state; the slot is free once pid is -1.
-  void release(Worker& w) {
+  // Closes what the pool holds of a worker; the slot is free once pid is -1. What the worker held of the work stays
+  // with the scheduler until it goes back to the queue or has its record.
+  void release(size_t slot) {
+    Worker& w = workers_[slot];
     close_fd(w.in_fd);
     close_fd(w.out_fd);
     close_fd(w.lifeline_fd);
     w.buffer.clear();
-    w.ready = false;
-    w.retiring = false;
-    w.finishing = false;
     w.ending = false;
+    scheduler_->remove_worker(slot);
   }
 
   // Stops reading from the worker and closes its input and its lifeline (it exits, if it was not killed); it is
   // reaped later.
-  void let_go(Worker& w) {
-    exiting_.push_back(w.pid);
-    w.pid = -1;
-    release(w);
+  void let_go(size_t slot) {
+    exiting_.push_back(workers_[slot].pid);
+    workers_[slot].pid = -1;
+    release(slot);
   }
 
-  void kill_and_let_go(Worker& w) {
-    ::kill(w.pid, SIGKILL);
-    let_go(w);
+  void kill_and_let_go(size_t slot) {
+    ::kill(workers_[slot].pid, SIGKILL);
+    let_go(slot);
   }
 
   // Settles workers that ended once they are gone, and reaps the workers let go that are gone.
   template <typename R>
   void reap_exited(R& record) {
-    for (auto& w : workers_) {
+    for (size_t slot = 0; slot < workers_.size(); ++slot) {
       int status = 0;
-      if (w.ending && try_reap(w.pid, status)) settle(w, status, record);
+      if (workers_[slot].ending && try_reap(workers_[slot].pid, status)) settle(slot, status, record);
     }
     exiting_.erase(std::remove_if(exiting_.begin(), exiting_.end(),
                                   [](pid_t pid) {
@@ -563,8 +381,8 @@ class PoolImpl {
   // Stops every worker now: its input closes and it is killed (a probe in progress has no record; at the end of a
   // run, none is in progress: Note [Workers at the end]), and reaped.
   void stop_all() {
-    for (auto& w : workers_) {
-      if (w.alive()) kill_and_let_go(w);
+    for (size_t slot = 0; slot < workers_.size(); ++slot) {
+      if (workers_[slot].alive()) kill_and_let_go(slot);
     }
     for (pid_t pid : exiting_) {
       ::kill(pid, SIGKILL);
@@ -588,7 +406,8 @@ class PoolImpl {
     return last.empty() ? "no message (see " + launch_.log_path + ")" : last;
   }
 
-  void start(Worker& w) {
+  void start(size_t slot) {
+    Worker& w = workers_[slot];
     int to_worker[2], from_worker[2], lifeline[2];
     if (::pipe(to_worker) != 0) throw UserError("cannot create a pipe for a worker");
     if (::pipe(from_worker) != 0) {
@@ -622,25 +441,19 @@ class PoolImpl {
     w.in_fd = to_worker[1];
     w.out_fd = from_worker[0];
     w.lifeline_fd = lifeline[1];
-    w.current = w.last_sent = w.seen = -1;
-    w.ahead.clear();
-    w.ready = false;
+    w.seen = -1;
     w.said_anything = false;
     w.forked = std::chrono::steady_clock::now();
+    scheduler_->add_worker(slot);
   }
 
   WorkerLaunch launch_;  // what each worker starts with
   const std::vector<PlannedProbe>& plan_;
-  std::deque<std::vector<size_t>> pending_;
-  std::vector<Worker> workers_;  // --jobs slots, then the spares' (Note [Spare workers])
-  std::vector<pid_t> exiting_;   // let go, not yet reaped (Note [Workers that end])
-  size_t jobs_ = 0;
-  bool worker_died_ = false;
-  std::vector<double> expected_;  // each probe's expected seconds, by plan index (Note [Starts that pay])
-  double timeout_s_;              // --timeout, per probe
-  double pending_seconds_ = 0;    // the expected seconds of pending_'s probes
-  double start_seconds_ = 0;      // from start to "env", over the starts_seen_ workers that got there
-  size_t starts_seen_ = 0;
+  std::vector<double> expected_;        // each probe's expected seconds, by plan index
+  double timeout_s_;                    // --timeout, per probe
+  std::optional<Scheduler> scheduler_;  // who gets which probes, by slot; made by run()
+  std::vector<Worker> workers_;         // by slot: --jobs, then the spares' (Note [Spare workers] in run/scheduler.cc)
+  std::vector<pid_t> exiting_;          // let go, not yet reaped (Note [Workers that end])
 };
 
 WorkerPool::WorkerPool(WorkerLaunch launch, const std::vector<PlannedProbe>& plan, std::vector<double> expected,

@@ -57,29 +57,6 @@ TEST(WorkerStarts, OnCudaHalfTheWorkersStartFirst) {
   EXPECT_EQ(workers_started_first(c10::Device("meta"), 5), 5u);
 }
 
-// Note [Starts that pay]: a start pays while the work not handed out, shared among the workers that can take it
-// and those started, is more than a start takes; and while fewer than two can take work, whatever is left.
-TEST(WorkerStarts, OnlyStartsThatPayOrKeepTwoWorkersAble) {
-  EXPECT_EQ(starts_that_pay(100.0, 10, 0.5, 5), 5u);  // plenty of work: every slot
-  EXPECT_EQ(starts_that_pay(3.0, 4, 0.5, 10), 2u);    // 3 s among 5 workers is 0.6 s a worker, among 6 it is 0.5 s
-  EXPECT_EQ(starts_that_pay(0.04, 0, 0.5, 19), 2u);   // none left for the last cheap work: two, not nineteen
-  EXPECT_EQ(starts_that_pay(0.04, 1, 0.5, 19), 1u);
-  EXPECT_EQ(starts_that_pay(0.04, 2, 0.5, 19), 0u);
-  EXPECT_EQ(starts_that_pay(0.04, 0, 0.5, 1), 1u);  // no more than there is room for
-  EXPECT_EQ(starts_that_pay(50.0, 3, 0.5, 0), 0u);
-}
-
-// Note [Slow probes alone]: an overload's probes join one turn, but a probe expected to take long runs in a turn of
-// its own.
-TEST(WorkerTurns, SlowProbesRunInTurnsOfTheirOwn) {
-  EXPECT_EQ(joins_turn({}), std::vector<bool>{});
-  EXPECT_EQ(joins_turn({0.001}), std::vector<bool>{false});
-  EXPECT_EQ(joins_turn({0.001, 0.002, 0.0}), (std::vector<bool>{false, true, true}));
-  EXPECT_EQ(joins_turn({0.001, 0.15, 0.002, 0.003}), (std::vector<bool>{false, false, false, true}));
-  EXPECT_EQ(joins_turn({0.4, 0.001, 0.2, 0.3}), (std::vector<bool>{false, false, false, false}));
-  EXPECT_EQ(joins_turn({0.0499, 0.05}), (std::vector<bool>{false, false}));
-}
-
 // Note [Unusable device]: after a failed probe, a worker skips the check's tiny operation only where the device says
 // it has run everything queued without a fault: a CUDA stream that is done. Everywhere else the operation decides.
 TEST(DeviceChecks, OnlyACudaStreamThatRanEverythingIsKnownUsable) {
