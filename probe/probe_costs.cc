@@ -1,5 +1,5 @@
 // Note [Slowest operators first]
-// A run hands out whole operators, one to each free worker (Note [Worker protocol] in probe/runner.cc), so an
+// A run hands out whole operators, one to each free worker (Note [Worker protocol] in run/worker_protocol.cc), so an
 // operator that takes long and is handed out late decides when the run ends. By number of probes (the most first),
 // that is often the case on a GPU with empty kernel caches: special_erfcx has 20 probes and took 38 s, nearly all of
 // it compiling the kernels of two dtypes, while the operators of 40 probes took 11 to 15 s each; begun 19 s into a

@@ -178,7 +178,7 @@ TEST(Recordings, ProbeOpReplaysThemBeforeSynthesis) {
 }
 
 // Choosing the recordings already chosen keeps what was loaded, as a worker forked from the run does with the run's
-// (Note [Forked workers] in probe/runner.cc); another choice loads anew.
+// (Note [Forked workers] in run/worker_process.cc); another choice loads anew.
 TEST(Recordings, TheChoiceMadeAlreadyKeepsWhatItLoaded) {
   TempDir dir;
   const std::string path = write_recording(dir, test_calls());
