@@ -3,7 +3,8 @@
 // Note [MPS emulation]
 // On a libtorch built without MPS, DispatchKey::MPS and DeviceType::MPS exist but nothing is registered for them.
 // activate_mps_emulator registers, for this process only:
-//  - an allocator for DeviceType::MPS on host memory (its DataPtrs say mps:0) and a no-op device guard;
+//  - an allocator for DeviceType::MPS on host memory (its DataPtrs say mps:0) and a device guard of one device and
+//    one stream (emulated_device.cc);
 //  - for every operator the chosen release implements for MPS (registry/static_registry.cc, hand registrations
 //    included), one boxed kernel:
 //      native        computes with the operator's CPU kernel on CPU views of the same memory: no copy through
@@ -19,30 +20,13 @@
 //    backend does not make (kPlumbingOps): there, CompositeExplicitAutograd's copy_ calls mps_copy_ from a branch
 //    compiled only with USE_MPS (native/Copy.cpp), and DispatchStub has no MPS slot without USE_MPS either, so the
 //    emulator must take copy_ at the MPS key; likewise _convolution picks its MPS backend (_mps_convolution and
-//    friends) only with USE_MPS and otherwise calls the *_overrideable operators, which here make the same calls;
+//    friends) only with USE_MPS and otherwise calls the *_overrideable operators, which here make the same calls
+//    (emulated_convolution.cc);
 //  - the backend fallback of MPSFallback.mm: cpu_fallback with MPS's warning when PYTORCH_ENABLE_MPS_FALLBACK is a
 //    non-zero integer at activation, otherwise NotImplementedError with MPS's message.
-// Data types MPS refuses (emu/dtype_rules.cc) are refused where MPS tensors are created.
-//
-// Note [Emulated MPS as the accelerator]
-// libtorch 2.x's autograd engine (2.11's, for one) synchronizes each backward node with the streams its incoming
-// gradients were made on, whenever they live on an accelerator's device type (at::accelerator::isAccelerator: MPS is
-// one). It takes the node's own stream from the process's accelerator (Node::stream(): the stream of its first input
-// on the device type at::accelerator::getAccelerator() names) and asserts when there is none ("opt_ready_stream &&
-// opt_parent_stream", engine.cpp). getAccelerator() names the device type whose hooks say isBuilt() (CUDA's, MPS's,
-// ...: at most one, or it throws), so on a Mac it is MPS and on a CUDA build of libtorch it is CUDA, whether or not a
-// GPU is visible. make_emulated_mps_the_accelerator() makes the emulated process look like a Mac:
-//  - where the linked libtorch has CUDA, CUDA hooks of a higher priority than libtorch's own that are the interface's
-//    defaults (not built, no CUDA), and CUDA_VISIBLE_DEVICES empty, so that the CUDA runtime shows no device and the
-//    engine starts no thread, nor CUDA context, for one;
-//  - MPS hooks (MPSHooksRegistry's "MPSHooks", as the real backend's REGISTER_MPS_HOOKS) that say built and
-//    available, with one device whose context exists (GraphTask stashes each device's current stream where
-//    hasPrimaryContext says so) and nothing to initialize or synchronize.
-// The engine then records and waits on events of EmulatedMpsGuard, which are done as soon as recorded. libtorch makes
-// each hooks object once, when first asked, so this must come before anything asks (describe_host asks whether CUDA
-// is available): `mps-audit model --target mps-emu` does it first thing in its audit process, which then has no CUDA
-// (its environment block says CUDA is not available). Where libtorch made its CUDA hooks before, it says so and
-// leaves CUDA as it is. libtorch 1.13's engine asks for no accelerator: there, nothing is registered.
+// Data types MPS refuses (emu/dtype_rules.cc) are refused where MPS tensors are created. A process that trains on
+// emulated MPS with libtorch 2.x makes it the accelerator too (Note [Emulated MPS as the accelerator] in
+// emulated_accelerator.cc).
 #include "emu/mps_emulator.h"
 
 #include <chrono>
@@ -61,24 +45,11 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
-#include <ATen/ops/_mps_convolution.h>
-#include <ATen/ops/_mps_convolution_transpose.h>
-#include <ATen/ops/convolution.h>
-#include <ATen/ops/convolution_backward.h>
-#include <ATen/ops/mps_convolution_backward.h>
-#include <ATen/ops/mps_convolution_transpose_backward.h>
 #include <ATen/record_function.h>
 #include <c10/core/DefaultDtype.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <fmt/format.h>
-#ifdef __APPLE__
-#include <malloc/malloc.h>
-#else
-#include <malloc.h>
-#endif
 #include <sys/mman.h>
 #include <torch/library.h>
-#include <unistd.h>
 
 #include "common/data_home.h"
 #include "common/diagnostics.h"
@@ -86,70 +57,18 @@
 #include "common/paths.h"
 #include "common/text.h"
 #include "common/torch_compat.h"
-#include "emu/dtype_rules.h"
+#include "emu/emulated_convolution.h"
+#include "emu/emulated_device.h"
 #include "emu/faults.h"
 #include "registry/extra_registrations.h"
 #include "registry/native_functions.h"
 #include "registry/release_data.h"
 #include "registry/static_registry.h"
 
-#if MPS_AUDIT_TORCH_ACCELERATOR_HOOKS
-#include <ATen/DeviceAccelerator.h>
-#include <ATen/detail/CUDAHooksInterface.h>
-#include <ATen/detail/MPSHooksInterface.h>
-#endif
-
 namespace mps_audit::emu {
 namespace {
 
 constexpr c10::DeviceType kMps = c10::DeviceType::MPS;
-
-// Whether allocations come in whole pages of their own (while a touch fault is planned, see emu/faults.h).
-bool g_whole_pages = false;
-
-size_t page_size() {
-  static const size_t size = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  return size;
-}
-
-size_t usable_size(void* p) {
-#ifdef __APPLE__
-  return malloc_size(p);
-#else
-  return malloc_usable_size(p);
-#endif
-}
-
-// Host memory that says it lives on mps:0. Both allocate() signatures are declared: libtorch 1.13's base class
-// has the const one, 2.x the other; whichever the base declares is the override (see common/torch_compat.h).
-class EmulatedMpsAllocator final : public c10::Allocator {
- public:
-  c10::DataPtr allocate(size_t n) const { return make(n); }
-  c10::DataPtr allocate(size_t n) { return make(n); }
-  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
-  c10::DeleterFnPtr raw_deleter() const override { return &release; }
-
- private:
-  static void release(void* p) {
-    // Pages a touch fault made unreadable become the heap's again.
-    if (p && g_whole_pages) ::mprotect(p, usable_size(p) / page_size() * page_size(), PROT_READ | PROT_WRITE);
-    std::free(p);
-  }
-  static c10::DataPtr make(size_t n) {
-    void* p = nullptr;
-    if (n > 0) {
-      const size_t align = g_whole_pages ? page_size() : 64;
-      p = std::aligned_alloc(align, (n + align - 1) / align * align);
-      if (!p) throw std::bad_alloc();
-    }
-    return {p, p, &release, c10::Device(kMps, 0)};
-  }
-};
-
-EmulatedMpsAllocator& allocator() {
-  static EmulatedMpsAllocator instance;
-  return instance;
-}
 
 struct State {
   EmulatorInfo info;
@@ -161,74 +80,10 @@ struct State {
 };
 State* g_state = nullptr;
 
-#if MPS_AUDIT_TORCH_ACCELERATOR_HOOKS
-// What libtorch asks of MPS's hooks once MPS is the accelerator (Note [Emulated MPS as the accelerator]): emulated
-// kernels run synchronously on host memory, so there is nothing to set up or wait for.
-struct EmulatedMpsHooks final : at::MPSHooksInterface {
-  bool isBuilt() const override { return true; }
-  bool isAvailable() const override { return true; }
-  bool hasMPS() const override { return true; }
-  bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
-  void init() const override {}
-  void deviceSynchronize() const override {}
-  bool isOnMacOSorNewer(unsigned major, unsigned minor) const override {
-    const auto macos = static_cast<unsigned>(g_state ? g_state->info.macos_major : EmulatorOptions{}.macos_major);
-    return macos > major || (macos == major && minor == 0);
-  }
-};
-#endif
-
-void check_dtype(c10::ScalarType type) {
-  if (auto refusal = mps_dtype_refusal(type, g_state->info.macos_major)) TORCH_CHECK_TYPE(false, *refusal);
-}
-
 // "aten::add.Tensor"
 std::string op_name(const c10::OperatorHandle& op) {
   const auto& name = op.schema().operator_name();
   return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
-}
-
-// Dimension names travel between an MPS tensor and its CPU counterpart, as the real kernels' name inference
-// would give them.
-void copy_names(const at::Tensor& from, const at::Tensor& to) {
-  if (from.has_names()) at::internal_set_names_inplace(to, from.names());
-}
-
-// A CPU tensor over the same memory as an MPS tensor, with the same layout. Its storage cannot be resized.
-at::Tensor cpu_view(const at::Tensor& t) {
-  const c10::Storage& src = t.storage();
-  c10::Storage storage(c10::Storage::use_byte_size_t(), src.nbytes(),
-                       c10::DataPtr(const_cast<void*>(src.data_ptr().get()), c10::Device(c10::kCPU)), nullptr, false);
-  auto impl =
-      c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
-  impl->set_sizes_and_strides(t.sizes(), t.strides());
-  impl->set_storage_offset(t.storage_offset());
-  impl->_set_conj(t.is_conj());  // lazy conjugation and negation travel with the view
-  impl->_set_neg(t.is_neg());
-  at::Tensor view(std::move(impl));
-  copy_names(t, view);  // so that the CPU kernel's name inference sees them
-  return view;
-}
-
-at::Tensor host_view(const at::Tensor& t) {
-  return t.device().type() == kMps ? cpu_view(t) : t;
-}
-
-at::Tensor empty_mps_strided(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype) {
-  check_dtype(dtype);
-  return at::Tensor(at::detail::empty_strided_generic(sizes, strides, &allocator(),
-                                                      c10::DispatchKeySet(c10::DispatchKey::MPS), dtype));
-}
-
-// A new MPS tensor holding a CPU result.
-at::Tensor to_mps(const at::Tensor& cpu) {
-  at::Tensor out = empty_mps_strided(cpu.sizes(), cpu.strides(), cpu.scalar_type());
-  {
-    at::NoNamesGuard no_names;
-    cpu_view(out).copy_(cpu);
-  }
-  copy_names(cpu, out);
-  return out;
 }
 
 [[noreturn]] void hang_forever() {
@@ -343,10 +198,6 @@ c10::IValue to_mps_result(const c10::IValue& v, const std::vector<Written>& writ
     return to_mps(t);
   };
   return map_tensors(v, convert);
-}
-
-bool low_precision(c10::ScalarType t) {
-  return t == c10::ScalarType::Half || t == c10::ScalarType::BFloat16;
 }
 
 bool has_low_precision_tensor(const std::vector<c10::IValue>& args) {
@@ -488,7 +339,7 @@ void empty_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   check_dtype(dtype);
   c10::optional<c10::MemoryFormat> format;
   if (!args[5].isNone()) format = args[5].toMemoryFormat();
-  at::Tensor t(at::detail::empty_generic(args[0].toIntVector(), &allocator(),
+  at::Tensor t(at::detail::empty_generic(args[0].toIntVector(), &emulated_allocator(),
                                          c10::DispatchKeySet(c10::DispatchKey::MPS), dtype, format));
   torch::jit::push(*stack, std::move(t));
 }
@@ -533,7 +384,7 @@ void as_strided_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) 
 void set_empty_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   auto args = torch::jit::pop(*stack, op.schema().arguments().size());
   at::Tensor self = args[0].toTensor();
-  c10::Storage storage(c10::Storage::use_byte_size_t(), 0, &allocator(), /*resizable=*/true);
+  c10::Storage storage(c10::Storage::use_byte_size_t(), 0, &emulated_allocator(), /*resizable=*/true);
   self.set_(storage, 0, {0}, {});
   torch::jit::push(*stack, self);
 }
@@ -573,177 +424,19 @@ void copy_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   torch::jit::push(*stack, self);
 }
 
-// Convolution. On a libtorch built with MPS, _convolution picks its MPS backend for an MPS input and calls the
-// MPS-only operators below (native/Convolution.cpp, a branch compiled only with USE_MPS); here it falls through to
-// The device guard of emulated MPS: one device, one stream, and events that are done as soon as they are recorded,
-// since every kernel runs synchronously on host memory. c10's NoOpDeviceGuardImpl refuses events, and autograd's
-// engine in libtorch 2.x records and waits on them for every backward pass on a device (the real MPSGuardImpl has
-// them), so a training step needs these. Streams and devices carry index 0, the tensors' own (mps:0): the engine
-// matches a node's stream to its inputs' device by it.
-struct EmulatedMpsGuard final : public c10::impl::DeviceGuardImplInterface {
-  c10::DeviceType type() const override { return kMps; }
-  c10::Device exchangeDevice(c10::Device) const override { return c10::Device(kMps, 0); }
-  c10::Device getDevice() const override { return c10::Device(kMps, 0); }
-  void setDevice(c10::Device) const override {}
-  void uncheckedSetDevice(c10::Device) const noexcept override {}
-  c10::Stream getStream(c10::Device) const noexcept override {
-    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, 0));
-  }
-  c10::Stream exchangeStream(c10::Stream) const noexcept override {
-    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, 0));
-  }
-  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
-  void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {
-    static char recorded;
-    *event = &recorded;  // any non-null handle: nothing is ever pending
-  }
-  void block(void*, const c10::Stream&) const override {}
-  bool queryEvent(void*) const override { return true; }
-  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
-  bool queryStream(const c10::Stream&) const override { return true; }
-  void synchronizeStream(const c10::Stream&) const override {}
-};
-
-// convolution_overrideable and convolution_backward_overrideable, which the emulator takes at the MPS key
-// (kPlumbingOps) to make the same calls. The MPS-only operators compute with the CPU's convolution.
-std::vector<int64_t> zeros_like_list(const std::vector<int64_t>& v) {
-  return std::vector<int64_t>(v.size(), 0);
-}
-
-// A CPU tensor to compute with: float32 for half and bfloat16, which Metal convolves and the CPU may not.
-at::Tensor computable(const at::Tensor& t) {
-  if (!t.defined()) return t;
-  const at::Tensor v = host_view(t);
-  return low_precision(v.scalar_type()) ? v.to(c10::ScalarType::Float) : v;
-}
-
-at::Tensor optional_computable(const c10::IValue& v) {
-  return v.isNone() ? at::Tensor() : computable(v.toTensor());
-}
-
-// A CPU result as an MPS tensor of the inputs' dtype.
-c10::IValue result_as(const at::Tensor& result, c10::ScalarType type) {
-  return result.defined() ? c10::IValue(to_mps(result.to(type))) : c10::IValue(result);
-}
-
-// _mps_convolution(Tensor self, Tensor weight, Tensor? bias, int[] padding, int[] stride, int[] dilation, int groups)
-void mps_convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op, stack);
-  auto a = torch::jit::pop(*stack, op.schema().arguments().size());
-  const at::Tensor input = a[0].toTensor();
-  TORCH_CHECK(g_state->info.release_version.rfind("1.", 0) != 0 || input.dim() < 5, "Conv3D is not supported on MPS");
-  at::DisableRecordFunctionGuard no_trace;
-  const auto padding = a[3].toIntVector();
-  torch::jit::push(*stack, result_as(at::convolution(computable(input), computable(a[1].toTensor()),
-                                                     optional_computable(a[2]), a[4].toIntVector(), padding,
-                                                     a[5].toIntVector(), false, zeros_like_list(padding), a[6].toInt()),
-                                     input.scalar_type()));
-}
-
-// _mps_convolution_transpose(Tensor self, Tensor weight, int[] padding, int[] output_padding, int[] stride,
-//                            int[] dilation, int groups)
-void mps_convolution_transpose_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op, stack);
-  auto a = torch::jit::pop(*stack, op.schema().arguments().size());
-  at::DisableRecordFunctionGuard no_trace;
-  const at::Tensor input = a[0].toTensor();
-  torch::jit::push(*stack, result_as(at::convolution(computable(input), computable(a[1].toTensor()), at::Tensor(),
-                                                     a[4].toIntVector(), a[2].toIntVector(), a[5].toIntVector(), true,
-                                                     a[3].toIntVector(), a[6].toInt()),
-                                     input.scalar_type()));
-}
-
-// mps_convolution_backward(Tensor self, Tensor grad_output, Tensor weight, int[] padding, int[] stride,
-//                          int[] dilation, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
-void mps_convolution_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op, stack);
-  auto a = torch::jit::pop(*stack, op.schema().arguments().size());
-  at::DisableRecordFunctionGuard no_trace;
-  const at::Tensor input = a[0].toTensor(), weight = computable(a[2].toTensor());
-  const auto padding = a[3].toIntVector();
-  const auto mask = a[7].toBoolList();
-  const std::vector<int64_t> bias_sizes = {weight.size(0)};
-  const auto grads = at::convolution_backward(computable(a[1].toTensor()), computable(input), weight, bias_sizes,
-                                              a[4].toIntVector(), padding, a[5].toIntVector(), false,
-                                              zeros_like_list(padding), a[6].toInt(), {mask[0], mask[1], mask[2]});
-  const auto type = input.scalar_type();
-  torch::jit::push(*stack, result_as(std::get<0>(grads), type), result_as(std::get<1>(grads), type),
-                   result_as(std::get<2>(grads), type));
-}
-
-// mps_convolution_transpose_backward(Tensor self, Tensor grad_output, Tensor weight, int[] padding,
-//     int[] output_padding, int[] stride, int[] dilation, int groups, bool[2] output_mask) -> (Tensor, Tensor)
-void mps_convolution_transpose_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  inject_faults(op, stack);
-  auto a = torch::jit::pop(*stack, op.schema().arguments().size());
-  at::DisableRecordFunctionGuard no_trace;
-  const auto mask = a[8].toBoolList();
-  const at::Tensor input = a[0].toTensor();
-  const auto grads = at::convolution_backward(
-      computable(a[1].toTensor()), computable(input), computable(a[2].toTensor()), c10::nullopt, a[5].toIntVector(),
-      a[3].toIntVector(), a[6].toIntVector(), true, a[4].toIntVector(), a[7].toInt(), {mask[0], mask[1], false});
-  const auto type = input.scalar_type();
-  torch::jit::push(*stack, result_as(std::get<0>(grads), type), result_as(std::get<1>(grads), type));
-}
-
-void check_same_type(const at::Tensor& input, const at::Tensor& other, const char* what) {
-  TORCH_CHECK(!other.defined() || input.options().type_equal(other.options()), "Input type (", input.toString(),
-              ") and ", what, " type (", other.toString(), ") should be the same");
-}
-
-// convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
-//     int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
-void convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  auto a = torch::jit::pop(*stack, op.schema().arguments().size());
-  const at::Tensor input = a[0].toTensor(), weight = a[1].toTensor();
-  const at::Tensor bias = a[2].isNone() ? at::Tensor() : a[2].toTensor();
-  check_same_type(input, weight, "weight");
-  check_same_type(input, bias, "bias");
-  const auto stride = a[3].toIntVector(), padding = a[4].toIntVector(), dilation = a[5].toIntVector();
-  const int64_t groups = a[8].toInt();
-  at::Tensor out;
-  if (!a[6].toBool()) {
-    out = at::_mps_convolution(input.contiguous(), weight,
-                               bias.defined() ? c10::optional<at::Tensor>(bias.contiguous()) : c10::nullopt, padding,
-                               stride, dilation, groups);
-  } else {
-    out = at::_mps_convolution_transpose(input.contiguous(), weight, padding, a[7].toIntVector(), stride, dilation,
-                                         groups);
-    if (bias.defined()) {
-      std::vector<int64_t> shape(static_cast<size_t>(input.dim()), 1);
-      shape[1] = -1;
-      out.add_(bias.reshape(shape));
-    }
-  }
-  torch::jit::push(*stack, out);
-}
-
-// convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, int[] stride, int[] padding,
-//     int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask)
-//     -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
-void convolution_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  auto a = torch::jit::pop(*stack, op.schema().arguments().size());
-  const at::Tensor grad = a[0].toTensor(), input = a[1].toTensor(), weight = a[2].toTensor();
-  check_same_type(input, weight, "weight");
-  const auto stride = a[3].toIntVector(), padding = a[4].toIntVector(), dilation = a[5].toIntVector();
-  const int64_t groups = a[8].toInt();
-  const auto mask = a[9].toBoolList();
-  if (!a[6].toBool()) {
-    const auto grads = at::mps_convolution_backward(input, grad, weight, padding, stride, dilation, groups,
-                                                    {mask[0], mask[1], mask[2]});
-    torch::jit::push(*stack, std::get<0>(grads), std::get<1>(grads), std::get<2>(grads));
-  } else {  // the caller sums grad_output for the bias
-    const auto grads = at::mps_convolution_transpose_backward(input, grad, weight, padding, a[7].toIntVector(), stride,
-                                                              dilation, groups, {mask[0], mask[1]});
-    torch::jit::push(*stack, std::get<0>(grads), std::get<1>(grads), at::Tensor());
-  }
-}
-
 using BoxedKernel = void (*)(const c10::OperatorHandle&, torch::jit::Stack*);
 
 template <BoxedKernel K>
 torch::CppFunction boxed() {
   return torch::CppFunction::makeFromBoxedFunction<K>();
+}
+
+// A kernel that computes without the emulator's state (emulated_convolution.h), after the faults planned for its
+// operator.
+template <BoxedKernel K>
+void with_faults(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  inject_faults(op, stack);
+  K(op, stack);
 }
 
 torch::CppFunction kernel_for(const std::string& name) {
@@ -753,10 +446,12 @@ torch::CppFunction kernel_for(const std::string& name) {
   if (name == "aten::_copy_from_and_resize") return boxed<&copy_from_and_resize_kernel>();
   if (name == "aten::as_strided") return boxed<&as_strided_kernel>();
   if (name == "aten::set_") return boxed<&set_empty_kernel>();
-  if (name == "aten::_mps_convolution") return boxed<&mps_convolution_kernel>();
-  if (name == "aten::_mps_convolution_transpose") return boxed<&mps_convolution_transpose_kernel>();
-  if (name == "aten::mps_convolution_backward") return boxed<&mps_convolution_backward_kernel>();
-  if (name == "aten::mps_convolution_transpose_backward") return boxed<&mps_convolution_transpose_backward_kernel>();
+  if (name == "aten::_mps_convolution") return boxed<&with_faults<&mps_convolution_kernel>>();
+  if (name == "aten::_mps_convolution_transpose") return boxed<&with_faults<&mps_convolution_transpose_kernel>>();
+  if (name == "aten::mps_convolution_backward") return boxed<&with_faults<&mps_convolution_backward_kernel>>();
+  if (name == "aten::mps_convolution_transpose_backward") {
+    return boxed<&with_faults<&mps_convolution_transpose_backward_kernel>>();
+  }
   return boxed<&native_kernel>();
 }
 
@@ -788,37 +483,6 @@ std::string emulator_label(const std::string& release_version, int macos_major) 
 
 std::string EmulatorInfo::label() const {
   return emulator_label(release_version, macos_major);
-}
-
-std::string make_emulated_mps_the_accelerator() {
-#if MPS_AUDIT_TORCH_ACCELERATOR_HOOKS
-  static const std::string why_not = []() -> std::string {
-    if (at::MPSHooksRegistry()->Has("MPSHooks")) return "this libtorch has a real MPS backend";
-    const bool cuda = at::CUDAHooksRegistry()->Has("CUDAHooks");
-    if (cuda) {
-      at::CUDAHooksRegistry()->Register(
-          "CUDAHooks", [](at::CUDAHooksArgs) { return std::make_unique<at::CUDAHooksInterface>(); },
-          c10::REGISTRY_PREFERRED);
-    }
-    if (at::detail::getCUDAHooks().isBuilt()) {
-      return "libtorch's CUDA is this process's accelerator already (it was asked about CUDA before)";
-    }
-    if (cuda) ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
-    at::MPSHooksRegistry()->Register("MPSHooks", [](at::MPSHooksArgs) -> std::unique_ptr<at::MPSHooksInterface> {
-      return std::make_unique<EmulatedMpsHooks>();
-    });
-    if (!at::detail::getMPSHooks().isBuilt()) return "libtorch's MPS hooks were made before the emulator's";
-    try {
-      if (at::accelerator::getAccelerator(false) == kMps) return "";
-    } catch (const c10::Error& e) {
-      return e.what_without_backtrace();
-    }
-    return "another device type is this process's accelerator";
-  }();
-  return why_not;
-#else
-  return "";
-#endif
 }
 
 const EmulatorInfo* active_mps_emulator() {
@@ -882,16 +546,13 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   g_state = state;
   state->options = options;
   state->faults = std::move(fault_plan);
-  g_whole_pages = state->faults.plans(FaultKind::kTouch) || state->faults.plans(FaultKind::kTouchThenHang);
   state->info.release_dir = options.release_dir;
   // A folder not named pytorch-X.Y.Z (a wheel's torchgen/packaged/ATen/native) is the linked release's.
   state->info.release_version = files.version.empty() ? std::string(compat::kTorchVersion) : files.version;
   state->info.macos_major = options.macos_major;
   state->info.fallback_enabled = fallback_enabled_by_environment();
 
-  static EmulatedMpsGuard guard;
-  static c10::impl::DeviceGuardImplRegistrar guard_registrar(kMps, &guard);
-  c10::SetAllocator(kMps, &allocator());
+  register_emulated_device(state->faults.plans(FaultKind::kTouch) || state->faults.plans(FaultKind::kTouchThenHang));
 
   state->kernels =
       std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::MPS, __FILE__, __LINE__);

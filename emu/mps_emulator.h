@@ -41,12 +41,6 @@ std::string emulator_label(const std::string& release_version, int macos_major);
 // called again with other options.
 const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& options);
 
-// Makes emulated MPS this process's accelerator, as MPS is on a Mac, hiding a CUDA built into the linked libtorch
-// (its hooks and its devices) from the process: see Note [Emulated MPS as the accelerator] in mps_emulator.cc. Call
-// it before anything in the process asks libtorch about CUDA or MPS, in a process that will use no CUDA. Returns ""
-// when emulated MPS is the accelerator now (or the linked libtorch's autograd engine needs none), else why it is not.
-std::string make_emulated_mps_the_accelerator();
-
 // nullptr until activate_mps_emulator succeeded.
 const EmulatorInfo* active_mps_emulator();
 

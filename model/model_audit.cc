@@ -24,10 +24,10 @@
 // libtorch 2.x's autograd engine waits, before each backward node, for the stream its incoming gradients were made
 // on, whenever they live on an accelerator's device type (MPS is one), and takes those streams from the process's
 // accelerator. So the audit process of `--target mps-emu` makes emulated MPS its accelerator before anything asks
-// libtorch about devices (Note [Emulated MPS as the accelerator] in emu/mps_emulator.cc), hiding CUDA from itself as
-// a Mac has none; libtorch 1.13's engine asks for no accelerator. Where emulated MPS cannot be the accelerator
-// (--target auto on a libtorch with CUDA built in: CUDA's hooks are made while the target is chosen; libtorch 2.0 to
-// 2.5), --train on mps-emu is refused rather than reported as a model that fails in its backward pass.
+// libtorch about devices (Note [Emulated MPS as the accelerator] in emu/emulated_accelerator.cc), hiding CUDA from
+// itself as a Mac has none; libtorch 1.13's engine asks for no accelerator. Where emulated MPS cannot be the
+// accelerator (--target auto on a libtorch with CUDA built in: CUDA's hooks are made while the target is chosen;
+// libtorch 2.0 to 2.5), --train on mps-emu is refused rather than reported as a model that fails in its backward pass.
 #include "model/model_audit.h"
 
 #include <algorithm>
@@ -69,6 +69,7 @@
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/torch_compat.h"
+#include "emu/emulated_accelerator.h"
 #include "emu/expectations.h"
 #include "emu/expected_verdicts.h"
 #include "emu/mps_emulator.h"

@@ -1,0 +1,160 @@
+// The device of emulated MPS: see emulated_device.h.
+#include "emu/emulated_device.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/NamedTensorUtils.h>
+#include <ATen/core/NamedTensor.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#ifdef __APPLE__
+#include <malloc/malloc.h>
+#else
+#include <malloc.h>
+#endif
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "emu/dtype_rules.h"
+#include "emu/mps_emulator.h"
+
+namespace mps_audit::emu {
+namespace {
+
+constexpr c10::DeviceType kMps = c10::DeviceType::MPS;
+
+// Whether allocations come in whole pages of their own (while a touch fault is planned, see emu/faults.h).
+bool g_whole_pages = false;
+
+size_t usable_size(void* p) {
+#ifdef __APPLE__
+  return malloc_size(p);
+#else
+  return malloc_usable_size(p);
+#endif
+}
+
+// Host memory that says it lives on mps:0. Both allocate() signatures are declared: libtorch 1.13's base class
+// has the const one, 2.x the other; whichever the base declares is the override (see common/torch_compat.h).
+class EmulatedMpsAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) const { return make(n); }
+  c10::DataPtr allocate(size_t n) { return make(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+
+ private:
+  static void release(void* p) {
+    // Pages a touch fault made unreadable become the heap's again.
+    if (p && g_whole_pages) ::mprotect(p, usable_size(p) / page_size() * page_size(), PROT_READ | PROT_WRITE);
+    std::free(p);
+  }
+  static c10::DataPtr make(size_t n) {
+    void* p = nullptr;
+    if (n > 0) {
+      const size_t align = g_whole_pages ? page_size() : 64;
+      p = std::aligned_alloc(align, (n + align - 1) / align * align);
+      if (!p) throw std::bad_alloc();
+    }
+    return {p, p, &release, c10::Device(kMps, 0)};
+  }
+};
+
+// The device guard of emulated MPS: one device, one stream, and events that are done as soon as they are recorded,
+// since every kernel runs synchronously on host memory. c10's NoOpDeviceGuardImpl refuses events, and autograd's
+// engine in libtorch 2.x records and waits on them for every backward pass on a device (the real MPSGuardImpl has
+// them), so a training step needs these. Streams and devices carry index 0, the tensors' own (mps:0): the engine
+// matches a node's stream to its inputs' device by it.
+struct EmulatedMpsGuard final : public c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return kMps; }
+  c10::Device exchangeDevice(c10::Device) const override { return c10::Device(kMps, 0); }
+  c10::Device getDevice() const override { return c10::Device(kMps, 0); }
+  void setDevice(c10::Device) const override {}
+  void uncheckedSetDevice(c10::Device) const noexcept override {}
+  c10::Stream getStream(c10::Device) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, 0));
+  }
+  c10::Stream exchangeStream(c10::Stream) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kMps, 0));
+  }
+  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+  void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {
+    static char recorded;
+    *event = &recorded;  // any non-null handle: nothing is ever pending
+  }
+  void block(void*, const c10::Stream&) const override {}
+  bool queryEvent(void*) const override { return true; }
+  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
+  bool queryStream(const c10::Stream&) const override { return true; }
+  void synchronizeStream(const c10::Stream&) const override {}
+};
+
+}  // namespace
+
+size_t page_size() {
+  static const size_t size = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+c10::Allocator& emulated_allocator() {
+  static EmulatedMpsAllocator instance;
+  return instance;
+}
+
+void register_emulated_device(bool whole_pages) {
+  g_whole_pages = whole_pages;
+  static EmulatedMpsGuard guard;
+  static c10::impl::DeviceGuardImplRegistrar guard_registrar(kMps, &guard);
+  c10::SetAllocator(kMps, &emulated_allocator());
+}
+
+bool low_precision(c10::ScalarType type) {
+  return type == c10::ScalarType::Half || type == c10::ScalarType::BFloat16;
+}
+
+void check_dtype(c10::ScalarType type) {
+  if (auto refusal = mps_dtype_refusal(type, active_mps_emulator()->macos_major)) TORCH_CHECK_TYPE(false, *refusal);
+}
+
+void copy_names(const at::Tensor& from, const at::Tensor& to) {
+  if (from.has_names()) at::internal_set_names_inplace(to, from.names());
+}
+
+at::Tensor cpu_view(const at::Tensor& t) {
+  const c10::Storage& src = t.storage();
+  c10::Storage storage(c10::Storage::use_byte_size_t(), src.nbytes(),
+                       c10::DataPtr(const_cast<void*>(src.data_ptr().get()), c10::Device(c10::kCPU)), nullptr, false);
+  auto impl =
+      c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides());
+  impl->set_storage_offset(t.storage_offset());
+  impl->_set_conj(t.is_conj());  // lazy conjugation and negation travel with the view
+  impl->_set_neg(t.is_neg());
+  at::Tensor view(std::move(impl));
+  copy_names(t, view);  // so that the CPU kernel's name inference sees them
+  return view;
+}
+
+at::Tensor host_view(const at::Tensor& t) {
+  return t.device().type() == kMps ? cpu_view(t) : t;
+}
+
+at::Tensor empty_mps_strided(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype) {
+  check_dtype(dtype);
+  return at::Tensor(at::detail::empty_strided_generic(sizes, strides, &emulated_allocator(),
+                                                      c10::DispatchKeySet(c10::DispatchKey::MPS), dtype));
+}
+
+at::Tensor to_mps(const at::Tensor& cpu) {
+  at::Tensor out = empty_mps_strided(cpu.sizes(), cpu.strides(), cpu.scalar_type());
+  {
+    at::NoNamesGuard no_names;
+    cpu_view(out).copy_(cpu);
+  }
+  copy_names(cpu, out);
+  return out;
+}
+
+}  // namespace mps_audit::emu

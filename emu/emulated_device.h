@@ -1,0 +1,46 @@
+// The device of emulated MPS: host memory that says it lives on mps:0, the device guard, and the CPU views through
+// which the emulator's kernels compute on MPS tensors (Note [MPS emulation] in mps_emulator.cc). For the emulator's
+// own files.
+#pragma once
+
+#include <cstddef>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/ArrayRef.h>
+
+namespace mps_audit::emu {
+
+// Makes DeviceType::MPS a device: its allocator and its device guard; once, as the emulator is activated. With
+// `whole_pages`, each allocation comes in whole pages of its own, so that a touch fault (emu/faults.h) can make one
+// tensor's memory unreadable.
+void register_emulated_device(bool whole_pages);
+
+// The allocator of MPS tensors' memory.
+c10::Allocator& emulated_allocator();
+
+size_t page_size();
+
+// Half and bfloat16: Metal computes in them where some CPU kernels do not.
+bool low_precision(c10::ScalarType type);
+
+// Refuses a dtype that MPS refuses on the emulated macOS (emu/dtype_rules.h), where an MPS tensor is made.
+void check_dtype(c10::ScalarType type);
+
+// Dimension names travel between an MPS tensor and its CPU counterpart, as the real kernels' name inference would
+// give them.
+void copy_names(const at::Tensor& from, const at::Tensor& to);
+
+// A CPU tensor over the same memory as an MPS tensor, with the same layout. Its storage cannot be resized.
+at::Tensor cpu_view(const at::Tensor& t);
+
+// `t` itself, or its CPU view when it is an MPS tensor.
+at::Tensor host_view(const at::Tensor& t);
+
+at::Tensor empty_mps_strided(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype);
+
+// A new MPS tensor holding a CPU result.
+at::Tensor to_mps(const at::Tensor& cpu);
+
+}  // namespace mps_audit::emu
