@@ -106,7 +106,7 @@ std::string render_model_markdown(const ModelAudit& audit);
 std::string render_model_html(const ModelAudit& audit);
 std::string render_model_summary(const ModelAudit& audit);  // the terminal lines
 
-// Runs the audit in a child process and watches it (Note [Model audit in a child process] in model_audit.cc): a model
+// Runs the audit in a child process and watches it (Note [Model audit in a child process] in audit_process.cc): a model
 // that crashes or hangs the target process gives reports that say so. Throws UserError for bad input.
 int run_model_audit(const ModelOptions& options, std::ostream& out, std::ostream& err);
 
