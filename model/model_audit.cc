@@ -28,6 +28,7 @@
 #include <torch/csrc/jit/serialization/import.h>
 
 #include "common/diagnostics.h"
+#include "common/flags.h"
 #include "common/ivalue_tensors.h"
 #include "common/output_file.h"
 #include "common/paths.h"
@@ -44,6 +45,7 @@
 #include "probe/dispatch_trace.h"
 #include "registry/release_data.h"
 #include "targets/host.h"
+#include "targets/targets.h"
 
 namespace mps_audit {
 namespace {
@@ -321,27 +323,28 @@ std::vector<ModelOpCall> summarize_trace(const std::vector<TraceEvent>& events,
   return out;
 }
 
+// The target --target names for a model: a run's names and checks (targets/targets.h), and three rules of the
+// model's own. Meta is refused: the audit compares the model's results by value. The target must also work on this
+// host (describe_host's list), not only be built into libtorch. And auto takes the first target that works here, where
+// a run's auto takes the first that libtorch was built with: the audit process may ask libtorch about its devices, a
+// run's parent, which forks its workers, may not.
 std::string resolve_model_target(const ModelOptions& o, const RunEnvironment& host) {
+  if (o.target == "auto") return host.mps_available ? "mps" : host.cuda_available ? "cuda" : "mps-emu";
+  std::string why;
+  const std::string target = resolve_target(o.target, why);
+  if (target == "meta") {
+    bad_flag("--target", target,
+             "auto, mps, mps-emu, cuda or cpu (a model audit compares values; meta tensors hold none)");
+  }
   std::vector<std::string> here;
   for (const auto& t : host.targets) {
     if (t.name != "meta") here.push_back(t.name);
   }
-  const std::vector<std::string> known = {"auto", "mps", "mps-emu", "cuda", "cpu"};
-  if (std::find(known.begin(), known.end(), o.target) == known.end()) {
-    throw UserError(fmt::format("unknown target '{}', expected one of {}", o.target, fmt::join(known, ", ")));
+  if (std::find(here.begin(), here.end(), target) == here.end()) {
+    throw UserError(fmt::format("--target {} does not work here ({}); targets here: {}", target,
+                                target == "mps" ? host.mps_why_not : "see `mps-audit env`", fmt::join(here, ", ")));
   }
-  if (o.target == "auto") return host.mps_available ? "mps" : host.cuda_available ? "cuda" : "mps-emu";
-  if (std::find(here.begin(), here.end(), o.target) == here.end()) {
-    throw UserError(fmt::format("--target {} does not work here ({}); targets here: {}", o.target,
-                                o.target == "mps" ? host.mps_why_not : "see `mps-audit env`", fmt::join(here, ", ")));
-  }
-  return o.target;
-}
-
-c10::Device device_of(const std::string& target) {
-  if (target == "mps" || target == "mps-emu") return c10::Device(c10::DeviceType::MPS, 0);
-  if (target == "cuda") return c10::Device(c10::DeviceType::CUDA, 0);
-  return c10::Device(c10::kCPU);
+  return target;
 }
 
 // PyTorch's own expectations of real MPS for each call (Note [Expected verdicts] in emu/expected_verdicts.cc): those of
@@ -492,7 +495,7 @@ int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, Prog
   env.target = target;
   env.requested = o.target;
   env.fallback_mode = o.fallback;
-  const c10::Device device = device_of(target);
+  const c10::Device device = device_for(target);
   env.device = device.str();
   progress.environment(to_json(env).dump());
   progress.stage("target");

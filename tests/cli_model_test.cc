@@ -332,6 +332,22 @@ def forward(self, x):
   EXPECT_FALSE(path_exists(dir.path() + "/out/model.json"));
 }
 
+// --target takes a run's names, checked as a run checks them, except meta: a model audit compares values.
+TEST(CliModel, TargetsAreThoseOfARunExceptMeta) {
+  TempDir dir;
+  const std::string model = cumsum_model(dir);
+  auto on = [&](const std::string& target) {
+    return run_mps_audit({"model", model, "--input", "4x8", "--target", target, "--out", dir.path() + "/out"});
+  };
+  expect_one_line_error(on("mps_emu"), "--target mps_emu: expected one of auto, mps, mps-emu, cuda, cpu, meta");
+  expect_one_line_error(on("mps_emu"), "(did you mean 'mps-emu'?)");
+  expect_one_line_error(on("meta"), "--target meta: expected auto, mps, mps-emu, cuda or cpu (a model audit compares");
+  if (!linked_torch_info().has_cuda) {
+    expect_one_line_error(on("cuda"), "--target cuda: this libtorch was built without CUDA");
+  }
+  EXPECT_FALSE(path_exists(dir.path() + "/out/model.json"));
+}
+
 // The reports of an audit whose target crashed or hung its process: the parent wrote them whole, and nothing else
 // is in the folder (no temporary file of a report cut short).
 void expect_whole_reports(const TempDir& dir) {
