@@ -224,11 +224,12 @@ nlohmann::json results_document(const Results& results, bool with_records) {
 
 // Note [Records rendered side by side]
 // results.json is one document written with an indent of 1 (a key or element to a line), and the default audit's
-// 30,000 records are most of it: building them as one JSON value and writing it out took 0.25-0.3 s on the GPU
-// machine, at the end of every run, after the last probe. Each record is written on its own, on as many threads as the
-// machine has, and put in its place in the rest of the document, written once with an empty "results": the text is the
-// same, byte for byte, as the whole document written at once (a record's own line breaks all come from the indent,
-// since JSON strings hold theirs escaped, so indenting it two steps deeper is adding two spaces after each).
+// 30,000 records are most of it: building them as one JSON value and writing it out was a visible wait at the end
+// of every run, after the last probe (docs/benchmarks.md, "2026-11-24 (fifth sitting)"). Each record is written on its
+// own, on as many threads as the machine has, and put in its place in the rest of the document, written once with an
+// empty "results": the text is the same, byte for byte, as the whole document written at once (a record's own line
+// breaks all come from the indent, since JSON strings hold theirs escaped, so indenting it two steps deeper is adding
+// two spaces after each).
 std::string render_results_json(const Results& results) {
   const std::string rest = results_document(results, /*with_records=*/false).dump(1);
   const std::string slot = "\n \"results\": []";

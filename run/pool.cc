@@ -47,11 +47,10 @@ struct Worker {
 }  // namespace
 
 // Note [Half the workers first]
-// A GPU sets CUDA contexts up side by side but no faster for it: sixteen workers starting at once were all ready
-// 0.6 s after their first operation began (0.1 s for one alone), on an H100. So on CUDA half the workers start first
-// and begin probing the sooner, and the others once one of them is ready. The warm default audit on CUDA, alternating
-// on one H100: 6.42, 6.57, 6.62, 6.66 s against 6.62, 6.62, 6.83, 6.95 s with every worker started at once (a
-// quarter first: 6.46-6.86 s). Elsewhere a worker's start is a fork, and every worker starts at once.
+// A GPU sets CUDA contexts up side by side but no faster for it: workers starting at once are all ready only when
+// the last context is. So on CUDA half the workers start first and begin probing the sooner, and the others once one
+// of them is ready. Elsewhere a worker's start is a fork, and every worker starts at once. (Measured: docs/
+// benchmarks.md, "2026-11-24 (fifth sitting)".)
 size_t workers_started_first(const c10::Device& device, size_t jobs) {
   return device.is_cuda() ? std::max<size_t>(1, jobs / 2) : jobs;
 }

@@ -20,10 +20,9 @@ namespace mps_audit {
 // can take work would do in that time, counting each one started as one of them; and while fewer than two can take
 // work. A worker that catches a fault ends after its operator (Note [Caught faults]), the cheapest operators at the
 // end of a run hold most of those, and with one worker left its fault left the run with none: nineteen then started
-// at once for 0.04 s of work, and the run waited half a second for their contexts. The order of the work, and so
-// every record, is the same; only which worker runs a probe can change. The warm default audit on CUDA in a new
-// folder (an H100, the release's figures) took 7.25-7.98 s with the first form of this rule against 7.68-8.24 s
-// without it, alternating (docs/benchmarks.md).
+// at once for very little work, and the run waited for their contexts. The order of the work, and so every record,
+// is the same; only which worker runs a probe can change. (Measured: docs/benchmarks.md, "2026-11-24 (fourth
+// sitting)".)
 size_t starts_that_pay(double pending_seconds, size_t able, double seconds_per_start, size_t room) {
   size_t starts = 0;
   while (starts < room &&
@@ -39,8 +38,8 @@ size_t starts_that_pay(double pending_seconds, size_t able, double seconds_per_s
 // slowest probes of a warm run are those that break the device: a turn in which the device broke runs its failed
 // probes again, one at a time (Note [Turns that fail] in run/pool.cc), so such a probe broke the device twice, and
 // each time every process on the GPU waited and a worker ended. So a probe whose figure is kAloneSeconds or more
-// runs in a turn of its own: it joins none, and the probe after it begins a new one. The warm default audit on CUDA
-// (one H100, the release's figures), alternating: 5.49-5.88 s with this rule against 5.88-6.08 s without it.
+// runs in a turn of its own: it joins none, and the probe after it begins a new one. (Measured: docs/benchmarks.md,
+// "2026-11-24 (sixth sitting)".)
 constexpr double kAloneSeconds = 0.05;
 
 std::vector<bool> joins_turn(const std::vector<double>& expected) {

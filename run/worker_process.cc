@@ -215,10 +215,9 @@ int start_worker_process(const WorkerLaunch& how, int in, int out, int lifeline,
 // Note [Worker environment]
 // What a run sets in its workers' environment, beyond its own: PYTORCH_ENABLE_MPS_FALLBACK as --fallback says, and
 // on CUDA, CUDA_DEVICE_MAX_CONNECTIONS=1 unless the run's environment sets it. A CUDA context sets up that many
-// hardware work queues (8 by default), and the driver sets contexts up one after another: on the H100 machine,
-// 16 processes starting at once took 1.2-2.4 s each to run a first operation, and 0.1-0.5 s with one queue. A
-// worker runs its probes one after another on one stream, so more queues gain it nothing; the warm audit there took
-// 11.0-11.6 s with one queue against 15.3-16.4 s, every record the same.
+// hardware work queues (8 by default), and the driver sets contexts up one after another, each the slower for its
+// queues. A worker runs its probes one after another on one stream, so more queues gain it nothing, and every record
+// is the same with one. (Measured: docs/benchmarks.md, "2026-11-24 (evening)".)
 std::vector<std::pair<std::string, std::string>> worker_variables(const std::string& target,
                                                                   const std::string& fallback,
                                                                   const char* const* environment) {
