@@ -154,14 +154,15 @@ std::string dtype_of(const TraceEvent& e) {
   return e.inputs.front().substr(0, e.inputs.front().find('['));
 }
 
-// What at::native::cpu_fallback calls, directly inside the operator that fell back, to bring results back to the
-// device: _copy_from_and_resize for the arguments it wrote, .to(device) (to.dtype_layout or to.device) for the
-// others. to.dtype, which it calls too, converts on the CPU and copies nothing between devices.
+// The first call whose outputs differ from the CPU's same call.
 struct CallMismatch {
   long event = -1;  // index in the target's trace, -1: none found
   Comparison comparison;
 };
 
+// What at::native::cpu_fallback calls, directly inside the operator that fell back, to bring results back to the
+// device: _copy_from_and_resize for the arguments it wrote, .to(device) (to.dtype_layout or to.device) for the
+// others. to.dtype, which it calls too, converts on the CPU and copies nothing between devices.
 bool copies_back(const std::string& name) {
   return name == "aten::_copy_from_and_resize" || name == "aten::to.dtype_layout" || name == "aten::to.device" ||
          name == "aten::_to_copy";
@@ -236,20 +237,20 @@ std::vector<ModelOpCall> summarize_trace(const std::vector<TraceEvent>& events,
     is_call[i] = !wrapper(static_cast<long>(i)) && (p < 0 || static_cast<size_t>(p) >= i || wrapper(p));
     root[i] = (is_call[i] || p < 0 || static_cast<size_t>(p) >= i) ? i : root[static_cast<size_t>(p)];
   }
-  // A fallback shows as aten::_to_cpu inside the leaf operator that fell back (see MPS_FACTS: cpu_fallback).
+  // The leaves that fell back (Note [Operators that fell back] in probe/dispatch_trace.cc), by the call they are in,
+  // and what their fallbacks copied: the arguments to the CPU (aten::_to_cpu's inputs), the results back.
   std::set<size_t> leaves;
-  for (size_t i = 0; i < n; ++i) {
-    if (events[i].name == "aten::_to_cpu" && events[i].parent >= 0)
-      leaves.insert(static_cast<size_t>(events[i].parent));
-  }
   std::map<size_t, std::set<std::string>> fallback_ops;
+  for (size_t leaf : fallback_events(events)) {
+    leaves.insert(leaf);
+    fallback_ops[root[leaf]].insert(events[leaf].name);
+  }
   std::map<size_t, int64_t> to_cpu, from_cpu;
   for (size_t i = 0; i < n; ++i) {
     const TraceEvent& e = events[i];
     if (e.parent < 0 || !leaves.count(static_cast<size_t>(e.parent))) continue;
     const size_t r = root[i];
     if (e.name == "aten::_to_cpu") {
-      fallback_ops[r].insert(events[static_cast<size_t>(e.parent)].name);
       for (int64_t b : e.input_bytes) to_cpu[r] += b;
     } else if (copies_back(e.name) && !e.input_bytes.empty()) {
       from_cpu[r] += e.input_bytes.front();  // the CPU result (the destination is the second input, if any)

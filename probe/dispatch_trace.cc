@@ -1,6 +1,17 @@
-// RecordFunction-based operator trace.
+// RecordFunction-based operator trace, and which of its operators fell back to the CPU.
+//
+// Note [Operators that fell back]
+// at::native::cpu_fallback, which MPS's backend fallback and its always-CPU kernels run (and so do the emulator's),
+// copies the operator's tensor arguments to the CPU with aten::_to_cpu, called directly inside the operator that fell
+// back, then runs the CPU kernel and copies the results back, inside it too. So the operator that fell back is the one
+// that ran aten::_to_cpu directly inside it: a leaf of what ran ("aten::cumsum.out", reached through the composite
+// aten::cumsum), which is what a report names, and never the composite or the call above it. An aten::_to_cpu at the
+// top level is an operator called for itself (a probe of aten::_to_cpu), not a fallback. Parents are on the event's
+// own thread (TraceEvent::parent), so a fallback in autograd's backward thread is found as one in the caller's.
+// `run` and `model` both decide by this rule: probe/sample_probe.cc per probe, model/model_audit.cc per model call.
 #include "probe/dispatch_trace.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <ATen/record_function.h>
@@ -15,7 +26,6 @@ namespace {
 struct TraceState {
   std::mutex mutex;
   std::vector<TraceEvent> events;
-  std::vector<std::string> parents;  // event index -> name of the enclosing op ("" at top level)
   bool active = false;
   bool details = false;
   bool keep_call_outputs = false;
@@ -26,8 +36,7 @@ TraceState& state() {
   return s;
 }
 
-thread_local std::vector<std::string> t_stack;
-thread_local std::vector<long> t_index_stack;  // event indices of t_stack's entries
+thread_local std::vector<long> t_index_stack;  // the indices of the thread's open events, innermost last
 
 // Carries an event's index and start time from its start callback to its end callback (TraceOptions::details).
 struct TimedContext : at::ObserverContext {
@@ -84,11 +93,10 @@ std::string full_name(const at::RecordFunction& fn) {
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  const std::string name = full_name(fn);
   TraceState& s = state();
   TraceEvent event;
-  event.name = name;
-  event.depth = static_cast<int>(t_stack.size());
+  event.name = full_name(fn);
+  event.depth = static_cast<int>(t_index_stack.size());
   event.parent = t_index_stack.empty() ? -1 : t_index_stack.back();
   if (s.details) describe_inputs(fn, event);
   size_t index = 0;
@@ -96,9 +104,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     std::lock_guard<std::mutex> lock(s.mutex);
     index = s.events.size();
     s.events.push_back(std::move(event));
-    s.parents.push_back(t_stack.empty() ? std::string() : t_stack.back());
   }
-  t_stack.push_back(name);
   t_index_stack.push_back(static_cast<long>(index));
   if (!s.details && !s.keep_call_outputs) return nullptr;
   auto context = std::make_unique<TimedContext>();
@@ -108,7 +114,6 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
-  if (!t_stack.empty()) t_stack.pop_back();
   if (!t_index_stack.empty()) t_index_stack.pop_back();
   if (auto* timed = dynamic_cast<TimedContext*>(context)) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - timed->start).count();
@@ -140,8 +145,6 @@ DispatchTrace::DispatchTrace(TraceOptions options) {
   s.details = options.details;
   s.keep_call_outputs = options.keep_call_outputs;
   s.events.clear();
-  s.parents.clear();
-  t_stack.clear();
   t_index_stack.clear();
   handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
                                       .needsInputs(options.details)
@@ -167,11 +170,24 @@ bool DispatchTrace::ran(const std::string& name) const {
   return false;
 }
 
-std::vector<std::string> DispatchTrace::parents_of(const std::string& child) const {
-  std::lock_guard<std::mutex> lock(state().mutex);
+std::vector<size_t> fallback_events(const std::vector<TraceEvent>& events) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < events.size(); ++i) {
+    // A parent started before its child: any other index is not one of this trace's events.
+    if (events[i].name != "aten::_to_cpu" || events[i].parent < 0 || static_cast<size_t>(events[i].parent) >= i) {
+      continue;
+    }
+    const auto leaf = static_cast<size_t>(events[i].parent);
+    if (std::find(out.begin(), out.end(), leaf) == out.end()) out.push_back(leaf);
+  }
+  return out;
+}
+
+std::vector<std::string> fallback_ops(const std::vector<TraceEvent>& events) {
   std::vector<std::string> out;
-  for (size_t i = 0; i < state().events.size(); ++i) {
-    if (state().events[i].name == child) out.push_back(state().parents[i]);
+  for (size_t leaf : fallback_events(events)) {
+    const std::string& name = events[leaf].name;
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
   return out;
 }

@@ -1,11 +1,13 @@
 // A trace of the operators the dispatcher ran, from RecordFunction callbacks: what really ran, including the
-// aten::_to_cpu that marks a CPU fallback and the leaf operators a composite decomposed into.
+// aten::_to_cpu that marks a CPU fallback and the leaf operators a composite decomposed into; and from it, which
+// operators fell back.
 #pragma once
 
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include <cstddef>
 #include <cstdint>
 
 #include <ATen/core/ivalue.h>
@@ -43,11 +45,16 @@ class DispatchTrace {
 
   std::vector<TraceEvent> events() const;
   bool ran(const std::string& name) const;
-  // Names of the operators that had `child` directly inside them (e.g. which ops ran aten::_to_cpu).
-  std::vector<std::string> parents_of(const std::string& child) const;
 
  private:
   uint64_t handle_ = 0;
 };
+
+// The events whose operators fell back to the CPU, by Note [Operators that fell back] in dispatch_trace.cc: each
+// operator that ran aten::_to_cpu directly inside it, once, in the order the fallbacks began.
+std::vector<size_t> fallback_events(const std::vector<TraceEvent>& events);
+
+// Their operators' names ("aten::cumsum.out"), each once, in the same order.
+std::vector<std::string> fallback_ops(const std::vector<TraceEvent>& events);
 
 }  // namespace mps_audit

@@ -126,13 +126,12 @@ void SampleProbe::run_on_target(const std::function<void()>& before_target) {
   compat::torch_warnings::WarningHandlerGuard guard(&warnings);
   compat::torch_warnings::set_warnAlways(true);
   DispatchTrace trace;
-  // A fallback shows as aten::_to_cpu inside the operator that fell back; one at the top level is the probed
-  // operator itself (probing aten::_to_cpu). Collected also when the target then fails, to say where.
+  // The operators that fell back (Note [Operators that fell back] in dispatch_trace.cc), collected also when the
+  // target then fails, to say where.
   auto collect_fallbacks = [&] {
-    for (const auto& parent : trace.parents_of("aten::_to_cpu")) {
-      if (!parent.empty() &&
-          std::find(out.fallback_ops.begin(), out.fallback_ops.end(), parent) == out.fallback_ops.end()) {
-        out.fallback_ops.push_back(parent);
+    for (const auto& op : fallback_ops(trace.events())) {
+      if (std::find(out.fallback_ops.begin(), out.fallback_ops.end(), op) == out.fallback_ops.end()) {
+        out.fallback_ops.push_back(op);
       }
     }
   };
