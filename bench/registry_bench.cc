@@ -5,8 +5,8 @@
 
 #include "common/output_file.h"
 #include "registry/live_registry.h"
-#include "registry/native_functions.h"
 #include "registry/load_registry.h"
+#include "registry/native_functions.h"
 #include "registry/static_registry.h"
 
 namespace mps_audit {

@@ -10,6 +10,7 @@
 
 #include "emu/expectations.h"
 #include "model/calls_replay.h"
+#include "model/model_audit.h"
 #include "report/renderers.h"
 
 namespace mps_audit {
@@ -229,11 +230,7 @@ std::string render_calls_markdown(const CallsAudit& a) {
 }
 
 std::string render_calls_html(const CallsAudit& a) {
-  std::string s =
-      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Program replay</title><style>"
-      "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-      "padding:2px 6px;text-align:left}tr.fallback{background:#fff3cd}tr.failed{background:#f8d7da}</style>"
-      "</head><body>\n";
+  std::string s = model_page_head("Program replay");
   s += fmt::format(
       "<h1>Replay of <code>{}</code></h1>\n<p>On <b>{}</b>; recorded with torch {}.</p>\n<p><b>{}</b>. "
       "The calls that fall back would move about {} to the CPU and {} back.</p>\n",

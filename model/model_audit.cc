@@ -380,21 +380,12 @@ torch::jit::Module load_model(const std::string& path) {
 ModelOptions checked_options(const ModelOptions& requested) {
   ModelOptions o = requested;
   if (!o.emu_release.empty()) o.emu_release = release_folder(o.emu_release);
-  if (o.fallback != "on" && o.fallback != "off") {
-    throw UserError(fmt::format("--fallback {}: expected on or off", o.fallback));
-  }
-  for (const auto& f : o.formats) {
-    if (f != "json" && f != "md" && f != "html")
-      throw UserError(fmt::format("--format {}: expected json, md, html", f));
-  }
-  if (o.train && o.lr && *o.lr <= 0) throw UserError(fmt::format("--lr {}: expected a positive learning rate", *o.lr));
-  if (!parse_optimizer(o.optimizer)) {
-    throw UserError(fmt::format("--optimizer {}: expected sgd, adam or adamw", o.optimizer));
-  }
-  if (o.input_high < 1) throw UserError(fmt::format("--input-high {}: expected 1 or more", o.input_high));
-  if (!std::isfinite(o.timeout_s) || o.timeout_s <= 0) {
-    throw UserError(fmt::format("--timeout {}: expected a positive number of seconds", o.timeout_s));
-  }
+  check_choice("--fallback", o.fallback, {"on", "off"});
+  check_choices("--format", o.formats, {"json", "md", "html"});
+  if (o.train && o.lr && !(*o.lr > 0)) bad_flag("--lr", fmt::format("{}", *o.lr), "a positive learning rate");
+  check_choice("--optimizer", o.optimizer, {"sgd", "adam", "adamw"});
+  check_at_least("--input-high", o.input_high, 1);
+  check_positive_seconds("--timeout", o.timeout_s);
   for (const auto& text : o.inputs) parse_input(text);
   return o;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "results/results_file.h"
@@ -104,6 +105,8 @@ std::vector<ProbeResult> model_records(const ModelAudit& audit);
 std::string render_model_json(const ModelAudit& audit);
 std::string render_model_markdown(const ModelAudit& audit);
 std::string render_model_html(const ModelAudit& audit);
+// The head of a model report's page, its style included: a model's (model.html) and a program's replay.
+std::string model_page_head(std::string_view title);
 std::string render_model_summary(const ModelAudit& audit);  // the terminal lines
 
 // Runs the audit in a child process and watches it (Note [Model audit in a child process] in audit_process.cc): a model

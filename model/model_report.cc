@@ -325,13 +325,17 @@ std::string render_model_markdown(const ModelAudit& a) {
   return s;
 }
 
+std::string model_page_head(std::string_view title) {
+  return fmt::format(
+      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{}</title><style>"
+      "body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;"
+      "padding:2px 6px;text-align:left}}tr.fallback{{background:#fff3cd}}"
+      "tr.failed,tr.crashed,tr.timeout{{background:#f8d7da}}</style></head><body>\n",
+      escape_html(title));
+}
+
 std::string render_model_html(const ModelAudit& a) {
-  std::string s =
-      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Model audit</title><style>"
-      "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-      "padding:2px "
-      "6px;text-align:left}tr.fallback{background:#fff3cd}tr.failed,tr.crashed,tr.timeout{background:#f8d7da}</style>"
-      "</head><body>\n";
+  std::string s = model_page_head("Model audit");
   s += fmt::format("<h1>Model audit: {}</h1>\n<p>{} on <b>{}</b>, inputs {}</p>\n", escape_html(a.model),
                    a.train ? "One training step" : "Forward pass", escape_html(where_it_ran(a.environment)),
                    escape_html(fmt::format("{}", fmt::join(a.inputs, ", "))));
