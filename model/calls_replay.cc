@@ -8,9 +8,9 @@
 // program called, with the calls file as its recorded samples: each pair's probe replays every distinct call of it
 // (up to Recordings::samples_per_probe()) on the CPU and the target, and the worst decides, as for any probe. So a
 // call's verdict is its operator and dtype's over the program's own inputs, and a fallback is named by the same rule
-// as in `run` (the leaf that ran aten::_to_cpu). The records go to <out>/replay/ (results.json and the journal,
-// which --resume-style reruns do not need: a replay is cheap); model.json is that results file plus the program's
-// calls, sites and totals, so that `compare` and `diff` take it.
+// as in `run` (the leaf that ran aten::_to_cpu). The run's own folder is <out>/replay/ (its journal, workers' log and
+// probe figures); model.json is the run's results file plus the program's calls, sites and totals, so that `compare`
+// and `diff` take it.
 // What a call would move to the CPU is estimated from the recording: a call that falls back copies its tensor
 // arguments to the CPU and its results back, each time the program makes it.
 #include "model/calls_replay.h"
@@ -127,7 +127,6 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   run.fallback = o.fallback;
   run.expectations = o.expectations;
   run.out_dir = join_path(o.out_dir, "replay");
-  run.formats = {"json"};
   run.timeout_s = o.timeout_s;
   run.jobs = o.jobs;
   run.samples = o.calls;
