@@ -51,6 +51,7 @@
 
 #include "common/diagnostics.h"
 #include "probe/dtypes.h"
+#include "run/stop_signals.h"
 
 extern char** environ;
 
@@ -248,21 +249,6 @@ class CallMarker {
  private:
   uint64_t handle_ = 0;
 };
-
-std::string signal_name(int signal) {
-  switch (signal) {
-    case SIGABRT: return "SIGABRT";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGTRAP: return "SIGTRAP";
-    default: return fmt::format("signal {}", signal);
-  }
-}
 
 // An error's first line, for the one line a failed audit prints.
 std::string first_line(const std::string& text) {

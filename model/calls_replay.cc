@@ -23,9 +23,9 @@
 
 #include "common/diagnostics.h"
 #include "common/flags.h"
-#include "common/output_file.h"
 #include "common/paths.h"
 #include "emu/expectations.h"
+#include "model/model_audit.h"
 #include "probe/dtypes.h"
 #include "run/audit.h"
 #include "run/stop_signals.h"
@@ -142,14 +142,9 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   if (replayed.stopped_by)
     throw UserError(fmt::format("the replay was stopped by {}", signal_name(replayed.stopped_by)));
   const CallsAudit audit = analyse_calls(std::move(file), std::move(replayed.results));
-  std::vector<std::string> written;
-  for (const auto& f : o.formats) {
-    const std::string path = join_path(o.out_dir, "model." + f);
-    write_file_atomically(path, f == "json" ? render_calls_json(audit)
-                                : f == "md" ? render_calls_markdown(audit)
-                                            : render_calls_html(audit));
-    written.push_back(path);
-  }
+  const std::vector<std::string> written = write_model_files(o.formats, o.out_dir, [&](const std::string& f) {
+    return f == "json" ? render_calls_json(audit) : f == "md" ? render_calls_markdown(audit) : render_calls_html(audit);
+  });
   out << render_calls_summary(audit);
   out << fmt::format("wrote {}\n", fmt::join(written, ", "));
   return kExitOk;

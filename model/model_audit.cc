@@ -403,15 +403,9 @@ void describe_run(ModelAudit& audit, const ModelOptions& o) {
 }
 
 void write_reports(const ModelAudit& audit, const ModelOptions& o, std::ostream& out) {
-  make_directories(o.out_dir);
-  std::vector<std::string> written;
-  for (const auto& f : o.formats) {
-    const std::string path = join_path(o.out_dir, f == "json" ? "model.json" : f == "md" ? "model.md" : "model.html");
-    write_file_atomically(path, f == "json" ? render_model_json(audit)
-                                : f == "md" ? render_model_markdown(audit)
-                                            : render_model_html(audit));
-    written.push_back(path);
-  }
+  const std::vector<std::string> written = write_model_files(o.formats, o.out_dir, [&](const std::string& f) {
+    return f == "json" ? render_model_json(audit) : f == "md" ? render_model_markdown(audit) : render_model_html(audit);
+  });
   out << render_model_summary(audit);
   out << fmt::format("reports: {}\n", fmt::join(written, ", "));
 }

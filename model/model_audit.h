@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -107,6 +108,10 @@ std::string render_model_markdown(const ModelAudit& audit);
 std::string render_model_html(const ModelAudit& audit);
 // The head of a model report's page, its style included: a model's (model.html) and a program's replay.
 std::string model_page_head(std::string_view title);
+// Writes model.<format> for each of `formats` (json, md, html) into `dir`, made if missing, each atomically with the
+// text `render(format)` gives; returns the paths written. A model's reports and a program's replay's.
+std::vector<std::string> write_model_files(const std::vector<std::string>& formats, const std::string& dir,
+                                           const std::function<std::string(const std::string&)>& render);
 std::string render_model_summary(const ModelAudit& audit);  // the terminal lines
 
 // Runs the audit in a child process and watches it (Note [Model audit in a child process] in audit_process.cc): a model

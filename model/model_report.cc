@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/output_file.h"
+#include "common/paths.h"
 #include "emu/expected_verdicts.h"
 #include "model/model_audit.h"
 #include "report/renderers.h"
@@ -332,6 +334,17 @@ std::string model_page_head(std::string_view title) {
       "padding:2px 6px;text-align:left}}tr.fallback{{background:#fff3cd}}"
       "tr.failed,tr.crashed,tr.timeout{{background:#f8d7da}}</style></head><body>\n",
       escape_html(title));
+}
+
+std::vector<std::string> write_model_files(const std::vector<std::string>& formats, const std::string& dir,
+                                           const std::function<std::string(const std::string&)>& render) {
+  make_directories(dir);
+  std::vector<std::string> written;
+  for (const auto& f : formats) {
+    written.push_back(join_path(dir, "model." + f));
+    write_file_atomically(written.back(), render(f));
+  }
+  return written;
 }
 
 std::string render_model_html(const ModelAudit& a) {

@@ -24,7 +24,8 @@ class StopSignals {
 // The signal that asked the run to stop, or 0.
 int stop_signal();
 
-// "SIGINT", "SIGTERM", "signal 7".
+// "SIGINT", "SIGTERM", "SIGSEGV" (the signals that stop a run, and those that end a crashed process), else
+// "signal 7".
 std::string signal_name(int signal);
 
 }  // namespace mps_audit
