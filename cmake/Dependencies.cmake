@@ -5,6 +5,11 @@
 #   nlohmann_json::nlohmann_json, CLI11::CLI11, GTest::gtest_main, benchmark::benchmark
 
 find_package(Torch REQUIRED)
+# The oldest libtorch the compatibility layer knows (common/torch_compat.h); docs/building.md lists those tested.
+if(Torch_VERSION VERSION_LESS 1.13)
+  message(FATAL_ERROR "libtorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFIX} is too old: mps-audit supports libtorch 1.13 "
+                      "to 2.15 (Debian bookworm's 1.13.1, Debian unstable's 2.14.1, or a torch wheel's via TORCH_PREFIX)")
+endif()
 add_library(mps_audit_torch INTERFACE)
 # TORCH_LIBRARIES names libtorch (and libtorch_cuda on CUDA builds) with their include directories and flags.
 target_link_libraries(mps_audit_torch INTERFACE ${TORCH_LIBRARIES})

@@ -65,14 +65,14 @@ std::string make_emulated_mps_the_accelerator() {
     const bool cuda = at::CUDAHooksRegistry()->Has("CUDAHooks");
     if (cuda) {
       at::CUDAHooksRegistry()->Register(
-          "CUDAHooks", [](at::CUDAHooksArgs) { return std::make_unique<at::CUDAHooksInterface>(); },
-          c10::REGISTRY_PREFERRED);
+          "CUDAHooks", [](auto&&...) { return std::make_unique<at::CUDAHooksInterface>(); }, c10::REGISTRY_PREFERRED);
     }
     if (at::detail::getCUDAHooks().isBuilt()) {
       return "libtorch's CUDA is this process's accelerator already (it was asked about CUDA before)";
     }
     if (cuda) ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
-    at::MPSHooksRegistry()->Register("MPSHooks", [](at::MPSHooksArgs) -> std::unique_ptr<at::MPSHooksInterface> {
+    // The creator takes whatever this libtorch's registry passes (see common/torch_compat.h).
+    at::MPSHooksRegistry()->Register("MPSHooks", [](auto&&...) -> std::unique_ptr<at::MPSHooksInterface> {
       return std::make_unique<EmulatedMpsHooks>();
     });
     if (!at::detail::getMPSHooks().isBuilt()) return "libtorch's MPS hooks were made before the emulator's";

@@ -6,8 +6,6 @@
 #include <new>
 
 #include <ATen/EmptyTensor.h>
-#include <ATen/NamedTensorUtils.h>
-#include <ATen/core/NamedTensor.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #ifdef __APPLE__
 #include <malloc/malloc.h>
@@ -17,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/torch_compat.h"
 #include "emu/dtype_rules.h"
 #include "emu/mps_emulator.h"
 
@@ -118,10 +117,6 @@ void check_dtype(c10::ScalarType type) {
   if (auto refusal = mps_dtype_refusal(type, active_mps_emulator()->macos_major)) TORCH_CHECK_TYPE(false, *refusal);
 }
 
-void copy_names(const at::Tensor& from, const at::Tensor& to) {
-  if (from.has_names()) at::internal_set_names_inplace(to, from.names());
-}
-
 at::Tensor cpu_view(const at::Tensor& t) {
   const c10::Storage& src = t.storage();
   c10::Storage storage(c10::Storage::use_byte_size_t(), src.nbytes(),
@@ -133,7 +128,7 @@ at::Tensor cpu_view(const at::Tensor& t) {
   impl->_set_conj(t.is_conj());  // lazy conjugation and negation travel with the view
   impl->_set_neg(t.is_neg());
   at::Tensor view(std::move(impl));
-  copy_names(t, view);  // so that the CPU kernel's name inference sees them
+  compat::copy_names(t, view);  // so that the CPU kernel's name inference sees them
   return view;
 }
 
@@ -150,10 +145,10 @@ at::Tensor empty_mps_strided(c10::IntArrayRef sizes, c10::IntArrayRef strides, c
 at::Tensor to_mps(const at::Tensor& cpu) {
   at::Tensor out = empty_mps_strided(cpu.sizes(), cpu.strides(), cpu.scalar_type());
   {
-    at::NoNamesGuard no_names;
+    compat::NoNamesGuard no_names;
     cpu_view(out).copy_(cpu);
   }
-  copy_names(cpu, out);
+  compat::copy_names(cpu, out);
   return out;
 }
 

@@ -28,9 +28,6 @@ bool low_precision(c10::ScalarType type);
 // Refuses a dtype that MPS refuses on the emulated macOS (emu/dtype_rules.h), where an MPS tensor is made.
 void check_dtype(c10::ScalarType type);
 
-// Dimension names travel between an MPS tensor and its CPU counterpart, as the real kernels' name inference would
-// give them.
-void copy_names(const at::Tensor& from, const at::Tensor& to);
 
 // A CPU tensor over the same memory as an MPS tensor, with the same layout. Its storage cannot be resized.
 at::Tensor cpu_view(const at::Tensor& t);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/torch_compat.h"
 #include "probe/dtypes.h"
 
 namespace mps_audit {
@@ -43,15 +44,16 @@ void merge(Comparison& into, Comparison&& part, const std::string& where) {
 }
 
 std::string names_of(const at::Tensor& t) {
-  if (!t.has_names()) return "none";
+  const auto names = compat::dimension_names(t);
+  if (names.empty()) return "none";
   std::string out;
-  for (const auto& n : t.names()) out += std::string(out.empty() ? "" : ", ") + n.symbol().toUnqualString();
+  for (const auto& n : names) out += std::string(out.empty() ? "" : ", ") + n.substr(n.find("::") + 2);
   return "(" + out + ")";
 }
 
 // Named tensors: the names must agree; the values are compared without them.
 at::Tensor unnamed(const at::Tensor& t) {
-  return t.has_names() ? t.rename(c10::nullopt) : t;
+  return compat::without_names(t);
 }
 
 // `a` with each vector along `dim` (-2: the columns, -1: the rows) turned by the sign or unit phase that brings it
@@ -161,7 +163,7 @@ ValueStats value_stats(at::Tensor e, at::Tensor a, const Tolerance& t) {
 Comparison compare_tensors(const at::Tensor& named_e, const at::Tensor& named_a, CompareMode mode,
                            const Tolerance* tol) {
   if (mode == CompareMode::kVectorsUpToPhase) {
-    const bool vectors = named_e.defined() && named_a.defined() && named_e.dim() >= 2 && !named_e.has_names() &&
+    const bool vectors = named_e.defined() && named_a.defined() && named_e.dim() >= 2 && !compat::has_names(named_e) &&
                          named_e.sizes() == named_a.sizes() && named_e.scalar_type() == named_a.scalar_type() &&
                          named_e.layout() == c10::kStrided && named_a.layout() == c10::kStrided &&
                          (named_e.is_floating_point() || named_e.is_complex()) && named_e.numel() > 0 &&

@@ -11,7 +11,6 @@
 #include <optional>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/quantize_per_tensor.h>
@@ -23,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "common/ivalue_tensors.h"
+#include "common/torch_compat.h"
 #include "probe/dtypes.h"
 #include "probe/inputs_impl.h"
 
@@ -250,10 +250,9 @@ std::optional<c10::IValue> dimname_for(const std::string& name, const std::strin
 void name_dimensions(const c10::IValue& v) {
   map_tensors(v, [](const at::Tensor& t) {
     if (!t.defined() || t.dim() == 0) return t;
-    std::vector<at::Dimname> names;
-    for (int64_t i = 0; i < t.dim(); ++i)
-      names.push_back(at::Dimname::fromSymbol(at::Symbol::fromQualString(dimname(i))));
-    at::internal_set_names_inplace(t, std::move(names), /*validate_names=*/true);
+    std::vector<std::string> names;
+    for (int64_t i = 0; i < t.dim(); ++i) names.push_back(dimname(i));
+    compat::set_dimension_names(t, names);
     return t;
   });
 }
@@ -481,6 +480,10 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
     }
   }
   if (!sample) make_well_posed(schema, op, in.args, dtype, maker.gen());
+  if (op.named && !compat::kNamedTensors) {  // a skip that says why, never a probe without its names
+    in.unsupported = compat::kNoNamedTensors;
+    return in;
+  }
   if (op.named) {  // the first tensor and the first tensor list get dimension names (an in-place self too)
     bool tensor = false, list = false;
     for (size_t i = 0; i < in.args.size(); ++i) {

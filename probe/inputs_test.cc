@@ -5,7 +5,9 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/equal.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
 
+#include "common/torch_compat.h"
 #include "probe/probe_op.h"
 #include "probe/recorded_samples.h"
 
@@ -113,25 +115,50 @@ TEST(Inputs, BackwardOperatorsTakeTheirArgumentsFromARunOfTheForward) {
   EXPECT_EQ(r.sample.rfind("from-forward:", 0), 0u) << r.sample;
 }
 
-TEST(Inputs, StringsListsOfScalarsIndexListsAndDimensionNames) {
+TEST(Inputs, StringsListsOfScalarsAndIndexLists) {
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
   const Spec spec = spec_with("");
-  for (const char* op : {"aten::einsum", "aten::scatter_reduce.two", "aten::_foreach_add.ScalarList", "aten::index_put",
-                         "aten::sum.dim_DimnameList", "aten::transpose.Dimname", "aten::cumsum_.dimname"}) {
+  for (const char* op :
+       {"aten::einsum", "aten::scatter_reduce.two", "aten::_foreach_add.ScalarList", "aten::index_put"}) {
+    const ProbeResult r = probe_op(cpu, spec, op, "float32");
+    EXPECT_EQ(r.verdict, Verdict::kPass) << op << ": " << r.message;
+  }
+}
+
+// A Dimname overload gets named dimensions where the linked libtorch has named tensors, and is not probed, saying
+// why, where it has none (2.14 on).
+TEST(Inputs, DimensionNamesOrASkipThatSaysWhyWithoutNamedTensors) {
+  const c10::FunctionSchema probe = torch::jit::parseSchema("aten::cumsum.dimname(Tensor self, str dim) -> Tensor");
+  const SampleInputs in = make_inputs(probe, at::kFloat, spec_with(""), nullptr, "k");
+  if (compat::kNamedTensors) {
+    EXPECT_TRUE(in.unsupported.empty()) << in.unsupported;
+    EXPECT_EQ(compat::dimension_names(in.args[0].toTensor()).size(), static_cast<size_t>(in.args[0].toTensor().dim()));
+  } else {
+    EXPECT_EQ(in.unsupported, compat::kNoNamedTensors);
+  }
+}
+
+TEST(Inputs, DimensionNamesOfNamedOverloads) {
+  if (!compat::kNamedTensors) GTEST_SKIP() << compat::kNoNamedTensors;
+  const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
+  const Spec spec = spec_with("");
+  for (const char* op : {"aten::sum.dim_DimnameList", "aten::transpose.Dimname", "aten::cumsum_.dimname"}) {
     const ProbeResult r = probe_op(cpu, spec, op, "float32");
     EXPECT_EQ(r.verdict, Verdict::kPass) << op << ": " << r.message;
   }
   const SampleInputs named = make_inputs(schema("aten::sum", "dim_DimnameList"), at::kFloat, spec, nullptr, "k");
-  EXPECT_TRUE(named.args[0].toTensor().has_names());
+  EXPECT_TRUE(compat::has_names(named.args[0].toTensor()));
   // An in-place operator's self gets the names too.
-  EXPECT_TRUE(
-      make_inputs(schema("aten::cumsum_", "dimname"), at::kFloat, spec, nullptr, "k").args[0].toTensor().has_names());
+  EXPECT_TRUE(compat::has_names(
+      make_inputs(schema("aten::cumsum_", "dimname"), at::kFloat, spec, nullptr, "k").args[0].toTensor()));
 }
 
 TEST(ProbeOp, NamedViewsAndZeroTensorsAreComparedAndOutputsThatCannotBeSaySo) {
   const Spec spec = spec_with("");
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
-  for (const char* op : {"aten::squeeze.dimname", "aten::_efficientzerotensor"}) {
+  std::vector<const char*> ops{"aten::_efficientzerotensor"};
+  if (compat::kNamedTensors) ops.push_back("aten::squeeze.dimname");
+  for (const char* op : ops) {
     const ProbeResult r = probe_op(cpu, spec, op, "float32");
     EXPECT_EQ(r.verdict, Verdict::kPass) << op << ": " << r.message;
   }

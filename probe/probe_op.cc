@@ -15,6 +15,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <fmt/format.h>
 
+#include "common/torch_compat.h"
 #include "probe/caught_faults.h"
 #include "probe/compare.h"
 #include "probe/dtypes.h"
@@ -68,10 +69,10 @@ IndexSource index_source(const c10::FunctionSchema& schema, const std::vector<c1
     const auto& a = schema.arguments()[i];
     if (!source.input.defined() && args[i].isTensor()) source.input = args[i].toTensor();
     if (a.name() == "dim" && args[i].isInt()) source.dim = args[i].toInt();
-    if (a.name() == "dim" && args[i].isString() && source.input.defined() && source.input.has_names()) {
-      const auto names = source.input.names();  // a Dimname overload: the dimension of that name
+    if (a.name() == "dim" && args[i].isString() && source.input.defined()) {
+      const auto names = compat::dimension_names(source.input);  // a Dimname overload: the dimension of that name
       for (size_t d = 0; d < names.size(); ++d) {
-        if (names[d].symbol().toQualString() == args[i].toStringRef()) source.dim = static_cast<int64_t>(d);
+        if (names[d] == args[i].toStringRef()) source.dim = static_cast<int64_t>(d);
       }
     }
     if (!a.alias_info() || !a.alias_info()->isWrite()) continue;

@@ -1,10 +1,11 @@
 // Tests of how the prober finds the index outputs of an operator from its schema.
 #include "probe/probe_op.h"
 
-#include <ATen/core/NamedTensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/ones.h>
 #include <gtest/gtest.h>
+
+#include "common/torch_compat.h"
 
 namespace mps_audit {
 namespace {
@@ -31,9 +32,9 @@ TEST(IndexSource, EveryOutputOfAnArgOperator) {
 }
 
 TEST(IndexSource, ADimensionNameMeansThatDimension) {
+  if (!compat::kNamedTensors) GTEST_SKIP() << compat::kNoNamedTensors;
   const at::Tensor x = at::ones({2, 3});
-  at::internal_set_names_inplace(x, std::vector<at::Dimname>{at::Dimname::fromSymbol(at::Symbol::dimname("a")),
-                                                             at::Dimname::fromSymbol(at::Symbol::dimname("b"))});
+  compat::set_dimension_names(x, {"dimname::a", "dimname::b"});
   const IndexSource s = index_source(schema_of("aten::median", "names_dim"), {x, std::string("dimname::b"), false});
   EXPECT_EQ(s.dim, 1);
 }

@@ -61,7 +61,7 @@ c10::IValue run(const c10::OperatorHandle& op, std::vector<c10::IValue> args) {
 // GPU nothing. Every other input is copied first, as on every other device, so that a copy the target refuses still
 // decides the verdict.
 bool async_copyable(const at::Tensor& t) {
-  return t.layout() == c10::kStrided && !t.is_quantized() && !t.has_names() && !t.is_conj() && !t.is_neg() &&
+  return t.layout() == c10::kStrided && !t.is_quantized() && !compat::has_names(t) && !t.is_conj() && !t.is_neg() &&
          !t.requires_grad() && !t._is_zerotensor() && t.is_non_overlapping_and_dense();
 }
 

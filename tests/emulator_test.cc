@@ -2,7 +2,6 @@
 // emulator active (emulator_test_main.cc); expectations that depend on the release come from its registry.
 #include <unistd.h>
 
-#include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/_efficientzerotensor.h>
@@ -136,9 +135,9 @@ TEST(Emulator, ConvolutionReachesTheMpsOnlyKernelsAsOnAMac) {
 }
 
 TEST(Emulator, DimensionNamesFollowTheLinkedLibtorchsRules) {
+  if (!compat::kNamedTensors) GTEST_SKIP() << compat::kNoNamedTensors;
   at::Tensor cpu = sample(at::kFloat);
-  at::internal_set_names_inplace(cpu, std::vector<at::Dimname>{at::Dimname::fromSymbol(at::Symbol::dimname("rows")),
-                                                               at::Dimname::fromSymbol(at::Symbol::dimname("cols"))});
+  compat::set_dimension_names(cpu, {"dimname::rows", "dimname::cols"});
 #if MPS_AUDIT_TORCH_AT_LEAST(2, 0)
   // Newer libtorch refuses names on MPS tensors (NamedTensor.cpp), on a Mac too: copying a named tensor fails.
   try {
@@ -150,8 +149,8 @@ TEST(Emulator, DimensionNamesFollowTheLinkedLibtorchsRules) {
 #else
   // 1.13 keeps them: through the composite copy_ and a native kernel's name inference.
   const at::Tensor mps = cpu.to(kMps);
-  EXPECT_EQ(mps.names(), cpu.names());
-  EXPECT_EQ(at::sin(mps).names(), cpu.names());
+  EXPECT_EQ(compat::dimension_names(mps), compat::dimension_names(cpu));
+  EXPECT_EQ(compat::dimension_names(at::sin(mps)), compat::dimension_names(cpu));
 #endif
 }
 
