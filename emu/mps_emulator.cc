@@ -40,8 +40,6 @@
 #include <unordered_set>
 
 #include <ATen/EmptyTensor.h>
-#include <ATen/NamedTensorUtils.h>
-#include <ATen/core/NamedTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
@@ -180,7 +178,7 @@ c10::IValue to_cpu_argument(const c10::IValue& v, bool written, std::vector<Writ
     }
     at::Tensor copy(at::detail::empty_strided_cpu(t.sizes(), t.strides(), t.scalar_type()));
     copy.copy_(cpu_view(t));
-    copy_names(t, copy);
+    compat::copy_names(t, copy);
     writes.push_back({t, copy});
     return copy;
   };
@@ -278,10 +276,10 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (const auto& w : writes) {
     if (w.mps.sizes() != w.cpu.sizes()) w.mps.resize_(w.cpu.sizes());
     {
-      at::NoNamesGuard no_names;
+      compat::NoNamesGuard no_names;
       cpu_view(w.mps).copy_(w.cpu);
     }
-    copy_names(w.cpu, w.mps);
+    compat::copy_names(w.cpu, w.mps);
   }
   const size_t num_returns = schema.returns().size();
   const size_t first_return = stack->size() - num_returns;
@@ -411,16 +409,13 @@ void copy_from_and_resize_kernel(const c10::OperatorHandle& op, torch::jit::Stac
 void copy_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   auto args = torch::jit::pop(*stack, op.schema().arguments().size());
   const at::Tensor self = args[0].toTensor(), src = args[1].toTensor();
-  const auto names = at::namedinference::compute_broadcast_outnames(self, src);
-  {
-    at::NoNamesGuard no_names;
+  compat::with_broadcast_names(self, src, [&] {
     if (src._is_zerotensor()) {  // a ZeroTensor has no memory to view: it reads as zeros
       host_view(self).zero_();
     } else {
       host_view(self).copy_(host_view(src));
     }
-  }
-  at::namedinference::propagate_names_if_nonempty(self, names);
+  });
   torch::jit::push(*stack, self);
 }
 
@@ -507,12 +502,17 @@ std::string find_release_dir(const std::string& torch_version) {
   return "";
 }
 
+std::string default_release_dir() {
+  const std::vector<ShippedRelease> shipped = shipped_releases();
+  return shipped.empty() ? find_release_dir(compat::kTorchVersion) : shipped.back().dir;
+}
+
 const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
   EmulatorOptions options = requested;
   if (options.release_dir.empty()) {
-    options.release_dir = find_release_dir(compat::kTorchVersion);
+    options.release_dir = default_release_dir();
     if (options.release_dir.empty()) {
       throw UserError(
           fmt::format("no registry data for libtorch {} to emulate MPS with; pass --emu-release with a "

@@ -49,4 +49,9 @@ const EmulatorInfo* active_mps_emulator();
 // the torchgen/packaged/ATen/native folder of the torch wheel it was built against. Empty when none.
 std::string find_release_dir(const std::string& torch_version);
 
+// The release mps-emu emulates when none is named: the newest shipped one (registry/release_data.h), whatever
+// libtorch is linked (Note [Kernels the linked libtorch lacks] in linked_gaps.cc says what another libtorch cannot
+// show), else the linked libtorch's own YAML (a torch wheel's). Empty when there is neither.
+std::string default_release_dir();
+
 }  // namespace mps_audit::emu

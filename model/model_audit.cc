@@ -351,10 +351,12 @@ std::string resolve_model_target(const ModelOptions& o, const RunEnvironment& ho
 // PyTorch's own expectations of real MPS for each call (Note [Expected verdicts] in emu/expected_verdicts.cc): those of
 // its operator, and in a training step, for a forward call, those of its gradient, since backward runs through it.
 void attach_expectations(ModelAudit& audit, const ModelOptions& o, const std::string& target) {
-  const emu::RunExpectations expecting = emu::run_expectations(
-      emu::expectation_mode("auto", target), target,
-      target == "mps-emu" && !o.emu_release.empty() ? o.emu_release : emu::find_release_dir(compat::kTorchVersion),
-      o.emu_macos, audit.environment.macos);
+  const emu::RunExpectations expecting =
+      emu::run_expectations(emu::expectation_mode("auto", target), target,
+                            target != "mps-emu"      ? emu::find_release_dir(compat::kTorchVersion)
+                            : !o.emu_release.empty() ? o.emu_release
+                                                     : emu::default_release_dir(),
+                            o.emu_macos, audit.environment.macos);
   if (!expecting.expectations) return;
   expecting.describe(audit.environment);
   const emu::Expectations& expectations = *expecting.expectations;

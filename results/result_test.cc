@@ -58,6 +58,10 @@ TEST(Result, SkipReasonsNameWhoseLimitItIs) {
   EXPECT_EQ(reason_of("no reference: the CPU run killed the worker (it died of signal 11 (Segmentation fault))"),
             "cpu_crash");
   EXPECT_EQ(reason_of("no reference: the CPU run did not finish in 30 s"), "cpu_crash");
+  EXPECT_EQ(reason_of("not probed: libtorch 1.13.0 lacks the CompositeExplicitAutograd kernel that PyTorch 2.11.0 "
+                      "runs for aten::_foreach_sqrt on MPS"),
+            "linked_libtorch");
+  EXPECT_EQ(reason_of("named tensors do not exist in this libtorch (2.14.1)"), "linked_libtorch");
   EXPECT_EQ(reason_of("no reference: the CPU gives different results from run to run (12 of 12 elements differ)"),
             "cpu_unstable");
   EXPECT_EQ(reason_of("anything", Verdict::kError), "");

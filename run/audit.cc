@@ -21,6 +21,7 @@
 #include "common/text.h"
 #include "common/torch_compat.h"
 #include "emu/expected_verdicts.h"
+#include "emu/linked_gaps.h"
 #include "emu/mps_emulator.h"
 #include "emu/timeline.h"
 #include "probe/dtypes.h"
@@ -56,6 +57,20 @@ void take_host_block(RunEnvironment& env, const RunEnvironment& from) {
   env.cuda_available = from.cuda_available;
   env.cuda_devices = from.cuda_devices;
   env.targets = from.targets;
+}
+
+// What the linked libtorch cannot show of the emulated release (Note [Kernels the linked libtorch lacks]): this process
+// has no emulator active, so its MPS registry holds the linked library's composite kernels alone. The linked release's
+// own YAML tells its operators from those defined elsewhere; read only when it is another release.
+std::map<std::string, std::string> linked_gaps(const Registry& release) {
+  const Registry live = load_registry(kLiveSource, "", "MPS");
+  const std::string own = emu::find_release_dir(compat::kTorchVersion);
+  if (own.empty()) return emu::linked_kernel_gaps(release, live, nullptr);
+  if (resolve_release(own, "MPS").version == release.torch_version) {
+    return emu::linked_kernel_gaps(release, live, &release);
+  }
+  const Registry linked_release = load_registry(own, "", "MPS");
+  return emu::linked_kernel_gaps(release, live, &linked_release);
 }
 
 }  // namespace
@@ -110,7 +125,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
 
   // What the registry says of each op for the target's key: the emulated release's YAML, or the live dispatcher.
   std::string release_dir = o.emu_release;
-  if (target == "mps-emu" && release_dir.empty()) release_dir = emu::find_release_dir(compat::kTorchVersion);
+  if (target == "mps-emu" && release_dir.empty()) release_dir = emu::default_release_dir();
   if (target == "mps-emu" && release_dir.empty()) {
     throw UserError(
         fmt::format("no registry data for libtorch {} to emulate MPS with: pass --emu-release with a "
@@ -125,30 +140,24 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
       o.emu_macos, target == "mps" ? macos_version() : "");
   err << expecting.none_line(target);
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
+  // What the linked libtorch cannot show of the emulated release (Note [Kernels the linked libtorch lacks]); this
+  // process has no emulator active, so its MPS registry holds the linked library's composite kernels alone.
+  const std::map<std::string, std::string> not_probed =
+      target == "mps-emu" ? linked_gaps(statuses) : std::map<std::string, std::string>{};
 
-  std::vector<PlannedProbe> whole;
-  std::vector<std::string> dtypes = o.dtypes.empty() ? spec.dtypes : o.dtypes;
-  const std::set<std::pair<std::string, std::string>> pairs(o.pairs.begin(), o.pairs.end());
-  if (!pairs.empty()) {
-    dtypes.clear();
-    for (const auto& [op, dtype] : pairs) {
-      if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) dtypes.push_back(dtype);
-    }
-  }
-  for (const auto& name : known) {
-    if (!std::regex_search(name, filter)) continue;
-    const RegistryEntry* cpu = on_cpu.find(name);
-    if (!cpu || cpu->status == OpStatus::kNone) continue;  // the CPU cannot run it: no reference
-    const OpSpec* entry = spec.find(name);
-    for (const auto& d : dtypes) {
-      if (entry && !entry->dtypes.empty() &&
-          std::find(entry->dtypes.begin(), entry->dtypes.end(), d) == entry->dtypes.end()) {
-        continue;
+  PlanRequest request{
+      &known,     &filter, &on_cpu, &spec, o.dtypes.empty() ? spec.dtypes : o.dtypes, {o.pairs.begin(), o.pairs.end()},
+      &not_probed};
+  if (!request.pairs.empty()) {
+    request.dtypes.clear();
+    for (const auto& [op, dtype] : request.pairs) {
+      if (std::find(request.dtypes.begin(), request.dtypes.end(), dtype) == request.dtypes.end()) {
+        request.dtypes.push_back(dtype);
       }
-      if (!pairs.empty() && !pairs.count({name, d})) continue;
-      whole.push_back({name, d});
     }
   }
+  const std::vector<PlannedProbe> whole = plan_probes(request);
+  const std::vector<std::string>& dtypes = request.dtypes;
   if (whole.empty()) throw UserError(fmt::format("no operator matches --ops '{}'", o.ops));
   std::vector<std::string> whole_ops;
   for (const auto& p : whole) whole_ops.push_back(p.op);
@@ -223,6 +232,25 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
   }
   JournalWriter journal(journal_path, resuming, recorded.valid_bytes);
   if (!resuming) journal.line(plan_identity_line(identity));
+  size_t left_out = 0;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const auto it = not_probed.find(plan[i].op);
+    if (done[i] || it == not_probed.end()) continue;
+    results[i] = not_probed_record(plan[i], it->second);
+    if (const RegistryEntry* e = statuses.find(plan[i].op))
+      results[i].registry_status = std::string(to_string(e->status));
+    results[i].basis = kBasisRegistry;
+    journal.line(to_json(results[i]));
+    done[i] = true;
+    ++finished;
+    ++left_out;
+  }
+  if (left_out) {
+    err << fmt::format(
+        "{} op x dtype pairs not probed: the linked libtorch {} cannot show what PyTorch {} does "
+        "there (skip reason linked_libtorch)\n",
+        left_out, compat::kTorchVersion, release_version);
+  }
 
   const std::string log_path = join_path(o.out_dir, "workers.log");
   const std::string log_header =
@@ -335,7 +363,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
         [&](size_t i, ProbeResult& r) {
           if (const RegistryEntry* e = statuses.find(r.op)) r.registry_status = std::string(to_string(e->status));
           r.basis = target == "mps-emu" ? kBasisRegistry : kBasisKernel;
-          if (expecting.expectations) {
+          if (!emu::set_aside_linked_gap(r, not_probed) && expecting.expectations) {
             emu::apply_expectations(r, *expecting.expectations, expecting.mode, expecting.version);
           }
           journal.line(to_json(r));

@@ -11,6 +11,42 @@
 
 namespace mps_audit {
 
+std::vector<PlannedProbe> plan_probes(const PlanRequest& r) {
+  std::vector<std::string> names = *r.ops;
+  if (r.not_probed) {
+    for (const auto& [op, why] : *r.not_probed) {
+      if (!std::binary_search(r.ops->begin(), r.ops->end(), op)) names.push_back(op);
+    }
+    std::sort(names.begin(), names.end());
+  }
+  std::vector<PlannedProbe> plan;
+  for (const auto& name : names) {
+    if (!std::regex_search(name, *r.filter)) continue;
+    const bool planned_anyway = r.not_probed && r.not_probed->count(name);
+    const RegistryEntry* cpu = r.on_cpu->find(name);
+    if (!planned_anyway && (!cpu || cpu->status == OpStatus::kNone)) continue;  // the CPU cannot run it: no reference
+    const OpSpec* entry = r.spec->find(name);
+    for (const auto& d : r.dtypes) {
+      if (entry && !entry->dtypes.empty() &&
+          std::find(entry->dtypes.begin(), entry->dtypes.end(), d) == entry->dtypes.end()) {
+        continue;
+      }
+      if (!r.pairs.empty() && !r.pairs.count({name, d})) continue;
+      plan.push_back({name, d});
+    }
+  }
+  return plan;
+}
+
+ProbeResult not_probed_record(const PlannedProbe& p, const std::string& why) {
+  ProbeResult r;
+  r.op = p.op;
+  r.dtype = p.dtype;
+  r.verdict = Verdict::kSkip;
+  r.message = why;
+  return r;
+}
+
 std::string registry_key(const std::string& target) {
   if (target == "mps" || target == "mps-emu") return "MPS";
   if (target == "cuda") return "CUDA";

@@ -3,9 +3,16 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <regex>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "probe/spec.h"
+#include "registry/registry.h"
+#include "results/result.h"
 #include "results/shard.h"
 
 namespace mps_audit {
@@ -16,6 +23,24 @@ struct PlannedProbe {
 
 // Every aten operator of the linked libtorch that has a schema, sorted.
 std::vector<std::string> aten_ops();
+
+// What a run probes, before shards: the operators `filter` matches, each in the dtypes asked for (`dtypes`, narrowed
+// by the spec's own list for that operator, and by `pairs` when it is not empty).
+struct PlanRequest {
+  const std::vector<std::string>* ops = nullptr;  // the linked libtorch's, sorted (aten_ops())
+  const std::regex* filter = nullptr;
+  const Registry* on_cpu = nullptr;  // the live CPU registry: an operator the CPU cannot run has no reference
+  const Spec* spec = nullptr;
+  std::vector<std::string> dtypes;
+  std::set<std::pair<std::string, std::string>> pairs;
+  // Operators planned whatever the CPU says, to be recorded as not probed with these reasons (Note [Kernels the
+  // linked libtorch lacks]); those of them the linked libtorch lacks are planned too, in name order.
+  const std::map<std::string, std::string>* not_probed = nullptr;
+};
+std::vector<PlannedProbe> plan_probes(const PlanRequest& request);
+
+// The record of a planned probe that is not run, saying why.
+ProbeResult not_probed_record(const PlannedProbe& p, const std::string& why);
 
 // The dispatch key whose registry a target's records cite: MPS, CUDA, Meta or CPU.
 std::string registry_key(const std::string& target);
