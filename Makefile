@@ -12,13 +12,13 @@ TORCH_PREFIX ?= $(shell python3 -c 'import torch; print(torch.utils.cmake_prefix
 endif
 export TORCH_PREFIX
 AUDIT_OUT ?= out
-LATEST_RELEASE ?= data/pytorch-2.11.0
+LATEST_RELEASE ?= data/pytorch-2.14.1
 OLDEST_RELEASE ?= data/pytorch-1.13.1
 MPS_AUDIT = $(BUILD_DIR)/mps-audit
 
 PREFIX ?= /usr/local
 
-.PHONY: all setup configure build test audit bench install format format-check clean
+.PHONY: all setup configure build test test-newest audit bench install format format-check clean
 
 all: build
 
@@ -35,6 +35,11 @@ build: configure
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+
+# The same suite against the newest torch Debian ships (unstable), in a Debian unstable root that
+# scripts/newest_torch.sh makes once and reuses, built in build-newest/. CI runs it after `make test`.
+test-newest:
+	@scripts/newest_torch.sh test
 
 # The default audit: every operator of opspec.yaml's breadth on the best target here (auto: mps, else cuda, else
 # emulated MPS), then the registry report for MPS (the newest release shipped in data/, and what changed since the
