@@ -14,6 +14,7 @@ class MpsAudit < Formula
 
   desc "Which PyTorch operators run natively on Apple's MPS backend, which fall back"
   homepage REPO_URL
+  license "BSD-3-Clause"
   head REPO_URL, using: :git, branch: "main"
 
   depends_on "cmake" => :build
