@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "registry/release_range.h"
 #include "report/html_assets.h"
 #include "report/renderers.h"
 #include "results/analysis.h"
@@ -116,8 +117,10 @@ std::vector<std::string> statuses_of(const std::vector<Results>& runs, const std
 //   records: [op, column, verdict, message, sample, samples, seconds, fallback_ops, warnings, skip_reason,
 //             max_abs_error, max_rel_error, mismatches, first_mismatch, basis (0: the run's, `bases`), observed,
 //             PyTorch's expectation]   (strings as numbers into `strings`)
-//   ops:     [name, group, worst verdict, [registry status per run, -1 where the run lacks the operator],
-//             the first release with a native MPS kernel (a string; 0: none, or no timeline)]
+//   ops:     [name, group, worst verdict, [registry status per run, -1 where the run lacks the operator]], then
+//             with a timeline: when it got a native MPS kernel, as a range of the releases looked at (a string: Note
+//             [Since, as a range] in registry/release_range.cc), and the index of the first of them with one (the
+//             releases' count: none), which orders the column
 //   timeline: the releases the runs' timeline looked at (results.json's "timeline"), empty without one
 //   columns: [run, dtype]
 nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std::string>& names,
@@ -195,28 +198,40 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
       records.push_back(std::move(rec));
     }
   }
+  // The releases of the first run with a timeline head the column; an operator's range is from the first run that
+  // knows it.
+  const ReleaseTimeline* timeline = nullptr;
+  for (const auto& run : runs) {
+    if (!timeline && !run.timeline.releases.empty()) timeline = &run.timeline;
+  }
   json ops = json::array();
   for (size_t i = 0; i < op_names.size(); ++i) {
-    std::string since;  // the first run's that knows it
-    for (const auto& run : runs) {
-      if (const auto it = run.timeline.native_since.find(op_names[i]); it != run.timeline.native_since.end()) {
-        since = it->second;
-        break;
+    json op = {op_names[i],
+               std::find(op_groups().begin(), op_groups().end(), op_group(op_names[i])) - op_groups().begin(),
+               verdict_index(worst[i]), op_status[i]};
+    if (timeline) {
+      const ReleaseTimeline* knows = timeline;  // the first run's that knows the operator
+      for (const auto& run : runs) {
+        if (run.timeline.native_since.count(op_names[i])) {
+          knows = &run.timeline;
+          break;
+        }
       }
+      const auto it = knows->native_since.find(op_names[i]);
+      const ReleaseRange since =
+          since_range(knows->releases, it == knows->native_since.end() ? std::string() : it->second);
+      op.push_back(strings.id(since_text(since)));
+      op.push_back(std::find(knows->releases.begin(), knows->releases.end(), since.by) - knows->releases.begin());
     }
-    ops.push_back({op_names[i],
-                   std::find(op_groups().begin(), op_groups().end(), op_group(op_names[i])) - op_groups().begin(),
-                   verdict_index(worst[i]), op_status[i], strings.id(since)});
-  }
-  json timeline = json::array();
-  for (const auto& run : runs) {
-    if (timeline.empty() && !run.timeline.releases.empty()) timeline = run.timeline.releases;
+    ops.push_back(std::move(op));
   }
   json bases = json::array();
   for (const auto& run : runs) bases.push_back(run_basis(run.environment));
-  return {{"runs", names},      {"verdicts", verdicts}, {"groups", groups},   {"statuses", statuses},
-          {"columns", columns}, {"ops", ops},           {"records", records}, {"strings", strings.strings()},
-          {"bases", bases},     {"timeline", timeline}};
+  return {{"runs", names},      {"verdicts", verdicts},
+          {"groups", groups},   {"statuses", statuses},
+          {"columns", columns}, {"ops", ops},
+          {"records", records}, {"strings", strings.strings()},
+          {"bases", bases},     {"timeline", timeline ? json(timeline->releases) : json::array()}};
 }
 
 // --- charts (inline SVG) ---------------------------------------------------------------------------------------

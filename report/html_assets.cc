@@ -92,7 +92,7 @@ const char* const kScript = R"JS(
   const t0 = performance.now();
   const D = JSON.parse(document.getElementById("mps-audit-data").textContent);
   const S = D.strings, V = D.verdicts, ops = D.ops, recs = D.records, cols = D.columns;
-  // With a release timeline (MPS runs), a fourth fixed column: the first shipped release with a native MPS kernel.
+  // With a release timeline (MPS runs), a fourth fixed column: when it got a native MPS kernel, as a range.
   const SINCE = D.timeline.length > 0, nc = cols.length, FIXED = SINCE ? 4 : 3;
   const table = document.getElementById("matrix"), tbody = table.tBodies[0];
   const ESC = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
@@ -113,8 +113,8 @@ const char* const kScript = R"JS(
   let head = '<tr><th class="sort" data-sort="name" rowspan="2" scope="col">operator</th>' +
       '<th class="sort" data-sort="group" rowspan="2" scope="col">group</th>' +
       '<th class="sort" data-sort="status" rowspan="2" scope="col">registry status</th>' +
-      (SINCE ? '<th class="sort" data-sort="since" rowspan="2" scope="col" title="the first of the releases ' +
-               esc(D.timeline.join(", ")) + ' with a native MPS kernel">native since</th>' : "");
+      (SINCE ? '<th class="sort" data-sort="since" rowspan="2" scope="col" title="when it got a native MPS kernel, ' +
+               'as far as the releases ' + esc(D.timeline.join(", ")) + ' tell">native since</th>' : "");
   D.runs.forEach((name, r) => {
     if (runCols[r].length) {
       head += '<th class="run" data-run="' + r + '" colspan="' + runCols[r].length + '" scope="colgroup">' +
@@ -140,7 +140,7 @@ const char* const kScript = R"JS(
     const name = esc(o[0]);
     let row = '<tr data-o="' + i + '"><th scope="row" title="' + name + '">' + name + '</th><td class="g">' + esc(D.groups[o[1]]) +
         '</td><td class="s">' + esc(statusText(o)) + "</td>" +
-        (SINCE ? '<td class="ns">' + esc(S[o[4]] || "not yet") + "</td>" : "");
+        (SINCE ? '<td class="ns">' + esc(S[o[4]]) + "</td>" : "");
     for (let c = 0; c < nc; c++) {
       const r = cell[i * nc + c], f = firstCol[c] ? " first" : "";
       row += r < 0 ? '<td class="n' + f + '"></td>' : '<td class="v' + recs[r][2] + f + '">' + sym[recs[r][2]] + "</td>";
@@ -227,7 +227,7 @@ const char* const kScript = R"JS(
     name: null,
     group: (i) => ops[i][1],
     status: statusKey,
-    since: (i) => { const k = D.timeline.indexOf(S[ops[i][4]]); return k < 0 ? 1e9 : k; },
+    since: (i) => ops[i][5],
     worst: (i) => -V[ops[i][2]].severity,
   };
   table.tHead.addEventListener("click", (e) => {
