@@ -160,7 +160,7 @@ test("a verdict filter hides that verdict's cells, the rows left with none, and 
   await page.close();
 });
 
-test("a dtype filter hides that dtype's column, a group filter its operators' rows", async () => {
+test("a dtype filter hides that dtype's column, a group or set filter its operators' rows", async () => {
   const results = JSON.parse(readFileSync(join(work, "run/results.json"), "utf8")).results;
   const { page, problems } = await open(join(work, "run/results.html"));
   const box = (set, label) => page.evaluateHandle((set, label) =>
@@ -177,11 +177,23 @@ test("a dtype filter hides that dtype's column, a group filter its operators' ro
   assert.deepEqual(headings, [...new Set(results.map((r) => r.dtype))].filter((d) => d !== "float16"));
   await float16.click();
   // The groups are the report's (op_group() in C++); the column beside the operator says which.
-  const groupOf = new Map(await page.$$eval("#matrix tbody tr", (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])));
+  const groupOf = new Map(await page.$$eval("#matrix tbody tr", (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.querySelector("td.g").textContent])));
   const reduction = await box("g", "reduction");
   await reduction.click();
   for (const c of await matrixCells(page)) assert.equal(c.rowHidden, groupOf.get(c.op) === "reduction", c.op);
   assert.ok([...groupOf.values()].includes("reduction"));
+  await reduction.click();
+  // The sets (Note [Operator tiers]): the Core ATen operators' rows come first, and their filter hides them.
+  const tiers = ["core", "public", "internal", "test"];
+  const setOf = await page.$$eval("#matrix tbody tr", (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.querySelector("td.t").textContent]));
+  const ranks = setOf.map(([, t]) => tiers.indexOf(t));
+  assert.ok(ranks.every((k) => k >= 0), JSON.stringify(setOf));
+  assert.deepEqual(ranks, [...ranks].sort((a, b) => a - b));
+  assert.ok(ranks.includes(0) && ranks.some((k) => k > 0), JSON.stringify(setOf));
+  const core = await box("t", "core");
+  await core.click();
+  const set = new Map(setOf);
+  for (const c of await matrixCells(page)) assert.equal(c.rowHidden, set.get(c.op) === "core", c.op);
   assert.deepEqual(problems, []);
   await page.close();
 });
