@@ -57,6 +57,21 @@ bool expected_to_work(const std::optional<Expectations>& e, bool allow_list, con
   return allowed;
 }
 
+// What the lists expect to fail of `op` (forward, on `macos`): "LIST kind" -> the dtypes, "*" for every dtype.
+std::map<std::string, std::set<std::string>> expected_failures(const std::optional<Expectations>& e,
+                                                               const std::string& op, MacosVersion macos) {
+  std::map<std::string, std::set<std::string>> out;
+  if (!e) return out;
+  for (const Expectation* x : e->naming(op)) {
+    if (x->scope != ExpectationScope::kForward || !x->is_failure() || !x->holds_on(macos)) continue;
+    std::set<std::string> dtypes(x->dtypes.begin(), x->dtypes.end());
+    if (x->dtypes.empty()) dtypes.insert("*");
+    dtypes.erase("complex32");  // as in the by-dtype column
+    if (!dtypes.empty()) out[fmt::format("{} {}", x->list, to_string(x->kind))].insert(dtypes.begin(), dtypes.end());
+  }
+  return out;
+}
+
 // {"after": "1.13.1", "by": "2.6.0"}: both ends of the range, null where there is none (Note [Since, as a range]).
 nlohmann::json range_json(const Timeline& t, const std::string& first) {
   const ReleaseRange r = since_range(t.releases, first);
@@ -111,6 +126,11 @@ Timeline compute_timeline(const std::string& ops_regex, int macos_major) {
       }
     }
     dtypes.erase("complex32");  // not a dtype the tool probes, nor one MPS tensors take
+    for (size_t i = 0; i < registries.size(); ++i) {
+      const auto failing = expected_failures(expectations[i], name, macos);
+      o.partial.push_back(!failing.empty());
+      if (i + 1 == registries.size()) o.still_failing = failing;
+    }
     const auto works_since = [&](const std::string& dtype) {
       for (size_t i = 0; i < registries.size(); ++i) {
         if (runs_on_mps(o.status[i]) && expected_to_work(expectations[i], allow_list[i], name, dtype, macos)) {
