@@ -71,3 +71,12 @@ format-check:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# The coverage page, docs/coverage.md and docs/coverage.html: every operator across the releases shipped in data/,
+# from their registries and PyTorch's own MPS test lists. Run it after changing either, or the code that renders
+# them: the test docs.coverage_is_current fails while the checked-in page differs from what this writes. Only the
+# source tree's data/ goes in, not the release folders of $MPS_AUDIT_DATA_DIR or $MPS_AUDIT_DATA.
+.PHONY: coverage
+coverage: build
+	MPS_AUDIT_DATA_DIR= MPS_AUDIT_DATA= $(MPS_AUDIT) coverage --format md -o docs/coverage.md
+	MPS_AUDIT_DATA_DIR= MPS_AUDIT_DATA= $(MPS_AUDIT) coverage --format html -o docs/coverage.html

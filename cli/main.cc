@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include "commands/coverage.h"
 #include "commands/env.h"
 #include "commands/merge.h"
 #include "commands/model.h"
@@ -126,6 +127,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   timeline->add_option("--format", timeline_opts.format, "text, md or json")->capture_default_str();
   timeline->add_option("-o,--output", timeline_opts.output, "Write to this file instead of standard output");
+
+  CoverageOptions coverage_opts;
+  CLI::App* coverage = app.add_subcommand(
+      "coverage", "The coverage page: every operator across the shipped releases, Core ATen first (make coverage)");
+  coverage->add_option("--format", coverage_opts.format, "md or html")->capture_default_str();
+  coverage->add_option("--macos", coverage_opts.macos, "macOS version to read PyTorch's lists' conditions for")
+      ->capture_default_str();
+  coverage->add_option("-o,--output", coverage_opts.output, "Write to this file instead of standard output");
 
   MergeOptions merge_opts;
   CLI::App* merge = app.add_subcommand("merge", "Combine the results.json of the shards of a run into one");
@@ -248,6 +257,7 @@ int main(int argc, char** argv) {
       if (worker->parsed()) return run_worker(worker_opts, std::cout);
       if (merge->parsed()) return run_merge(merge_opts, std::cout);
       if (timeline->parsed()) return emu::run_timeline(timeline_opts, std::cout);
+      if (coverage->parsed()) return run_coverage(coverage_opts, std::cout);
       if (diff->parsed()) return run_registry_diff(diff_opts, std::cout);
       if (render->parsed()) return run_render(render_opts, std::cout);
       if (gate->parsed()) return run_diff(gate_opts, std::cout);

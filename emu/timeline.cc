@@ -14,6 +14,7 @@
 #include "emu/expectations.h"
 #include "registry/load_registry.h"
 #include "registry/release_data.h"
+#include "registry/release_range.h"
 
 namespace mps_audit::emu {
 namespace {
@@ -56,8 +57,26 @@ bool expected_to_work(const std::optional<Expectations>& e, bool allow_list, con
   return allowed;
 }
 
-std::string or_not_yet(const std::string& release) {
-  return release.empty() ? "not yet" : release;
+// What the lists expect to fail of `op` (forward, on `macos`): "LIST kind" -> the dtypes, "*" for every dtype.
+std::map<std::string, std::set<std::string>> expected_failures(const std::optional<Expectations>& e,
+                                                               const std::string& op, MacosVersion macos) {
+  std::map<std::string, std::set<std::string>> out;
+  if (!e) return out;
+  for (const Expectation* x : e->naming(op)) {
+    if (x->scope != ExpectationScope::kForward || !x->is_failure() || !x->holds_on(macos)) continue;
+    std::set<std::string> dtypes(x->dtypes.begin(), x->dtypes.end());
+    if (x->dtypes.empty()) dtypes.insert("*");
+    dtypes.erase("complex32");  // as in the by-dtype column
+    if (!dtypes.empty()) out[fmt::format("{} {}", x->list, to_string(x->kind))].insert(dtypes.begin(), dtypes.end());
+  }
+  return out;
+}
+
+// {"after": "1.13.1", "by": "2.6.0"}: both ends of the range, null where there is none (Note [Since, as a range]).
+nlohmann::json range_json(const Timeline& t, const std::string& first) {
+  const ReleaseRange r = since_range(t.releases, first);
+  const auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };
+  return {{"after", or_null(r.after)}, {"by", or_null(r.by)}};
 }
 
 }  // namespace
@@ -107,6 +126,11 @@ Timeline compute_timeline(const std::string& ops_regex, int macos_major) {
       }
     }
     dtypes.erase("complex32");  // not a dtype the tool probes, nor one MPS tensors take
+    for (size_t i = 0; i < registries.size(); ++i) {
+      const auto failing = expected_failures(expectations[i], name, macos);
+      o.partial.push_back(!failing.empty());
+      if (i + 1 == registries.size()) o.still_failing = failing;
+    }
     const auto works_since = [&](const std::string& dtype) {
       for (size_t i = 0; i < registries.size(); ++i) {
         if (runs_on_mps(o.status[i]) && expected_to_work(expectations[i], allow_list[i], name, dtype, macos)) {
@@ -144,6 +168,7 @@ ReleaseTimeline native_since(const std::vector<std::string>& ops,
 }
 
 std::string render_timeline(const Timeline& t, const std::string& format) {
+  const auto since = [&](const std::string& first) { return since_text(since_range(t.releases, first)); };
   const std::string releases = fmt::format("{}", fmt::join(t.releases, ", "));
   const std::string lacking = t.without_expectations.empty()
                                   ? ""
@@ -152,16 +177,16 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& o : t.ops) {
       nlohmann::json dtypes = nlohmann::json::object();
-      for (const auto& [d, since] : o.dtype_works_since) {
-        dtypes[d] = {{"works_since", since.empty() ? nlohmann::json() : nlohmann::json(since)}};
+      for (const auto& [d, first] : o.dtype_works_since) {
+        dtypes[d] = {{"works_since", range_json(t, first)}};
         if (const auto it = o.dtype_held_back_by.find(d); it != o.dtype_held_back_by.end()) {
           dtypes[d]["held_back_by"] = it->second;
         }
       }
       ops.push_back({{"op", o.op},
                      {"status", o.status},
-                     {"native_since", o.native_since.empty() ? nlohmann::json() : nlohmann::json(o.native_since)},
-                     {"works_since", o.works_since.empty() ? nlohmann::json() : nlohmann::json(o.works_since)},
+                     {"native_since", range_json(t, o.native_since)},
+                     {"works_since", range_json(t, o.works_since)},
                      {"dtypes", dtypes}});
     }
     return nlohmann::json{{"releases", t.releases},
@@ -172,12 +197,12 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
                .dump(1) +
            "\n";
   }
-  const auto dtype_text = [](const OpTimeline& o, const char* separator) {
+  const auto dtype_text = [&](const OpTimeline& o, const char* separator) {
     std::vector<std::string> parts;
-    for (const auto& [d, since] : o.dtype_works_since) {
+    for (const auto& [d, first] : o.dtype_works_since) {
       const auto it = o.dtype_held_back_by.find(d);
-      parts.push_back(since.empty() && it != o.dtype_held_back_by.end() ? fmt::format("{}: not yet ({})", d, it->second)
-                                                                        : fmt::format("{}: {}", d, or_not_yet(since)));
+      parts.push_back(first.empty() && it != o.dtype_held_back_by.end() ? fmt::format("{}: not yet ({})", d, it->second)
+                                                                        : fmt::format("{}: {}", d, since(first)));
     }
     return fmt::format("{}", fmt::join(parts, separator));
   };
@@ -185,21 +210,23 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
   if (format == "md") {
     out += fmt::format(
         "# Which release runs each operator on MPS\n\nPyTorch {}{}; PyTorch's own MPS test lists read for macOS {}. "
-        "*Native since*: the first release with an MPS kernel of its own; *works since*: the first where it runs on "
-        "MPS without the CPU fallback and the lists expect no failure in float32; then each dtype the lists single "
-        "out.\n\n| operator | native since | works since | by dtype |\n| --- | --- | --- | --- |\n",
+        "*Native since*: when it got an MPS kernel of its own; *works since*: when it began to run on MPS without the "
+        "CPU fallback with the lists expecting no failure in float32; then each dtype the lists single out. Each is "
+        "a range of the releases shipped: *after A, by B* holds in B and not in A, the shipped release before it; "
+        "*by A* holds in the oldest one already.\n\n| operator | native since | works since | by dtype |\n"
+        "| --- | --- | --- | --- |\n",
         releases, lacking, t.macos);
     for (const auto& o : t.ops) {
-      out += fmt::format("| `{}` | {} | {} | {} |\n", o.op, or_not_yet(o.native_since), or_not_yet(o.works_since),
+      out += fmt::format("| `{}` | {} | {} | {} |\n", o.op, since(o.native_since), since(o.works_since),
                          dtype_text(o, "<br>"));
     }
     return out;
   }
   out += fmt::format("Which release runs each operator on MPS: PyTorch {}{}; PyTorch's own lists read for macOS {}\n",
                      releases, lacking, t.macos);
-  out += fmt::format("{:<48} {:<13} {:<12} {}\n", "operator", "native since", "works since", "by dtype");
+  out += fmt::format("{:<48} {:<23} {:<23} {}\n", "operator", "native since", "works since", "by dtype");
   for (const auto& o : t.ops) {
-    out += fmt::format("{:<48} {:<13} {:<12} {}\n", o.op, or_not_yet(o.native_since), or_not_yet(o.works_since),
+    out += fmt::format("{:<48} {:<23} {:<23} {}\n", o.op, since(o.native_since), since(o.works_since),
                        dtype_text(o, "; "));
   }
   return out;

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct OpTimeline {
   // work in that dtype; empty: none yet. With the list entry that holds it back in the newest release.
   std::map<std::string, std::string> dtype_works_since;
   std::map<std::string, std::string> dtype_held_back_by;
+  // Per release: whether its lists expect a failure of the operator on MPS (forward, on this macOS) in some dtype.
+  std::vector<bool> partial;
+  // What the newest release's lists still expect to fail: "UNIMPLEMENTED_XFAILLIST unimplemented" (list and kind) ->
+  // its dtypes, "*" for every dtype.
+  std::map<std::string, std::set<std::string>> still_failing;
 };
 
 struct Timeline {

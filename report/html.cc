@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "registry/op_tier.h"
+#include "registry/release_range.h"
 #include "report/html_assets.h"
 #include "report/renderers.h"
 #include "results/analysis.h"
@@ -116,8 +119,11 @@ std::vector<std::string> statuses_of(const std::vector<Results>& runs, const std
 //   records: [op, column, verdict, message, sample, samples, seconds, fallback_ops, warnings, skip_reason,
 //             max_abs_error, max_rel_error, mismatches, first_mismatch, basis (0: the run's, `bases`), observed,
 //             PyTorch's expectation]   (strings as numbers into `strings`)
-//   ops:     [name, group, worst verdict, [registry status per run, -1 where the run lacks the operator],
-//             the first release with a native MPS kernel (a string; 0: none, or no timeline)]
+//   ops:     [name, group, worst verdict, [registry status per run, -1 where the run lacks the operator], tier
+//             (into `tiers`)], then with a timeline: when it got a native MPS kernel, as a range of the releases
+//             looked at (a string: Note [Since, as a range] in registry/release_range.cc), and the index of the
+//             first of them with one (the releases' count: none), which orders the column
+//             Operators come by tier (Note [Operator tiers] in registry/op_tier.cc)
 //   timeline: the releases the runs' timeline looked at (results.json's "timeline"), empty without one
 //   columns: [run, dtype]
 nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std::string>& names,
@@ -132,12 +138,30 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
   }
   json groups = json::array();
   for (auto g : op_groups()) groups.push_back(g);
+  json tier_names = json::array();
+  for (OpTier t : kAllOpTiers) tier_names.push_back(to_string(t));
 
-  // Operators in the order they first appear; columns are each run's dtypes.
-  std::unordered_map<std::string, size_t> op_index;
+  // Operators by tier (Note [Operator tiers] in registry/op_tier.cc), in each in the order they first appear;
+  // columns are each run's dtypes.
   std::vector<std::string> op_names;
-  std::vector<Verdict> worst;
-  std::vector<std::vector<int>> op_status;
+  std::vector<OpTier> tiers;
+  {
+    std::set<std::string> seen;
+    for (const auto& run : runs) {
+      for (const ProbeResult& r : run.records) {
+        if (seen.insert(r.op).second) op_names.push_back(r.op);
+      }
+    }
+    const CoreOps& core = shipped_core_ops();
+    std::stable_sort(op_names.begin(), op_names.end(),
+                     [&](const std::string& x, const std::string& y) { return op_tier(x, core) < op_tier(y, core); });
+    for (const auto& op : op_names) tiers.push_back(op_tier(op, core));
+  }
+  std::unordered_map<std::string, size_t> op_index;
+  for (size_t i = 0; i < op_names.size(); ++i) op_index.emplace(op_names[i], i);
+  std::vector<Verdict> worst(op_names.size(), Verdict::kPass);
+  std::vector<bool> any(op_names.size(), false);
+  std::vector<std::vector<int>> op_status(op_names.size(), std::vector<int>(runs.size(), -1));
   json columns = json::array();
   json records = json::array();
   for (size_t run = 0; run < runs.size(); ++run) {
@@ -148,14 +172,9 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
       columns.push_back({run, d});
     }
     for (const ProbeResult& r : runs[run].records) {
-      auto [it, added] = op_index.emplace(r.op, op_names.size());
-      if (added) {
-        op_names.push_back(r.op);
-        worst.push_back(r.verdict);
-        op_status.emplace_back(runs.size(), -1);
-      }
-      const size_t op = it->second;
-      worst[op] = worse(worst[op], r.verdict);
+      const size_t op = op_index.at(r.op);
+      worst[op] = any[op] ? worse(worst[op], r.verdict) : r.verdict;
+      any[op] = true;
       const auto status = std::find(statuses.begin(), statuses.end(), r.registry_status);
       op_status[op][run] = static_cast<int>(status - statuses.begin());
 
@@ -195,28 +214,41 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
       records.push_back(std::move(rec));
     }
   }
+  // The releases of the first run with a timeline head the column; an operator's range is from the first run that
+  // knows it.
+  const ReleaseTimeline* timeline = nullptr;
+  for (const auto& run : runs) {
+    if (!timeline && !run.timeline.releases.empty()) timeline = &run.timeline;
+  }
   json ops = json::array();
   for (size_t i = 0; i < op_names.size(); ++i) {
-    std::string since;  // the first run's that knows it
-    for (const auto& run : runs) {
-      if (const auto it = run.timeline.native_since.find(op_names[i]); it != run.timeline.native_since.end()) {
-        since = it->second;
-        break;
+    json op = {op_names[i],
+               std::find(op_groups().begin(), op_groups().end(), op_group(op_names[i])) - op_groups().begin(),
+               verdict_index(worst[i]), op_status[i], static_cast<int>(tiers[i])};
+    if (timeline) {
+      const ReleaseTimeline* knows = timeline;  // the first run's that knows the operator
+      for (const auto& run : runs) {
+        if (run.timeline.native_since.count(op_names[i])) {
+          knows = &run.timeline;
+          break;
+        }
       }
+      const auto it = knows->native_since.find(op_names[i]);
+      const ReleaseRange since =
+          since_range(knows->releases, it == knows->native_since.end() ? std::string() : it->second);
+      op.push_back(strings.id(since_text(since)));
+      op.push_back(std::find(knows->releases.begin(), knows->releases.end(), since.by) - knows->releases.begin());
     }
-    ops.push_back({op_names[i],
-                   std::find(op_groups().begin(), op_groups().end(), op_group(op_names[i])) - op_groups().begin(),
-                   verdict_index(worst[i]), op_status[i], strings.id(since)});
-  }
-  json timeline = json::array();
-  for (const auto& run : runs) {
-    if (timeline.empty() && !run.timeline.releases.empty()) timeline = run.timeline.releases;
+    ops.push_back(std::move(op));
   }
   json bases = json::array();
   for (const auto& run : runs) bases.push_back(run_basis(run.environment));
-  return {{"runs", names},      {"verdicts", verdicts}, {"groups", groups},   {"statuses", statuses},
-          {"columns", columns}, {"ops", ops},           {"records", records}, {"strings", strings.strings()},
-          {"bases", bases},     {"timeline", timeline}};
+  return {{"runs", names},      {"verdicts", verdicts},
+          {"groups", groups},   {"statuses", statuses},
+          {"columns", columns}, {"ops", ops},
+          {"records", records}, {"strings", strings.strings()},
+          {"bases", bases},     {"timeline", timeline ? json(timeline->releases) : json::array()},
+          {"tiers", tier_names}};
 }
 
 // --- charts (inline SVG) ---------------------------------------------------------------------------------------
@@ -387,6 +419,8 @@ std::string render_html(const std::vector<Results>& runs) {
   std::vector<std::map<std::string_view, VerdictCounts>> by_group(runs.size());
   VerdictCounts all;
   std::map<std::string_view, size_t> group_records;
+  std::map<OpTier, size_t> tier_records;
+  const CoreOps& core = shipped_core_ops();
   std::map<std::string, size_t> status_records, dtype_records;
   std::vector<std::string> dtypes;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -396,6 +430,7 @@ std::string render_html(const std::vector<Results>& runs) {
       by_group[i][g].add(r.verdict);
       all.add(r.verdict);
       ++group_records[g];
+      ++tier_records[op_tier(r.op, core)];
       ++status_records[r.registry_status];
       ++dtype_records[r.dtype];
     }
@@ -469,6 +504,14 @@ std::string render_html(const std::vector<Results>& runs) {
   }
   out += filter_set("group", "g", choices);
   choices.clear();
+  for (OpTier t : kAllOpTiers) {
+    const auto it = tier_records.find(t);
+    if (it != tier_records.end()) {
+      choices.push_back({std::to_string(static_cast<int>(t)), std::string(to_string(t)), it->second, ""});
+    }
+  }
+  out += filter_set("set", "t", choices);
+  choices.clear();
   for (size_t s = 0; s < statuses.size(); ++s) {
     choices.push_back(
         {std::to_string(s), statuses[s].empty() ? "no registry" : statuses[s], status_records[statuses[s]], ""});
@@ -479,9 +522,8 @@ std::string render_html(const std::vector<Results>& runs) {
   out += filter_set("dtype", "d", choices);
   out += "</div>\n<div><p id=\"shown\" aria-live=\"polite\"></p>";
   out +=
-      "<p class=\"hint\">Click a column's heading to sort (operator, group, registry status, native since, worst "
-      "verdict), a cell "
-      "for its details.</p>\n";
+      "<p class=\"hint\">Core ATen operators first (set). Click a column's heading to sort (operator, set, group, "
+      "registry status, native since, worst verdict), a cell for its details.</p>\n";
   out += "<div class=\"wrap\"><table id=\"matrix\"><thead></thead><tbody></tbody></table></div></div></div>\n";
   out +=
       "<aside id=\"details\" hidden aria-live=\"polite\"><button type=\"button\" class=\"close\" "

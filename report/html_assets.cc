@@ -58,7 +58,7 @@ svg.chart text.sm{font-size:12px;fill:var(--muted)}
 #matrix th.run{border-left:2px solid #9aa0aa;max-width:420px;white-space:normal;font-size:12px}
 #matrix tbody th{max-width:330px;overflow:hidden;text-overflow:ellipsis;text-align:left;font-weight:500;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 #matrix tbody td{text-align:center;min-width:30px;cursor:pointer}
-#matrix tbody td.g,#matrix tbody td.s{text-align:left;color:var(--muted);cursor:default}
+#matrix tbody td.t,#matrix tbody td.g,#matrix tbody td.s{text-align:left;color:var(--muted);cursor:default}
 #matrix tbody td.n,#matrix tbody td.w{cursor:default}
 #matrix td.w{border-left:2px solid #9aa0aa}
 #matrix td.first,#matrix th.first{border-left:2px solid #9aa0aa}
@@ -92,8 +92,9 @@ const char* const kScript = R"JS(
   const t0 = performance.now();
   const D = JSON.parse(document.getElementById("mps-audit-data").textContent);
   const S = D.strings, V = D.verdicts, ops = D.ops, recs = D.records, cols = D.columns;
-  // With a release timeline (MPS runs), a fourth fixed column: the first shipped release with a native MPS kernel.
-  const SINCE = D.timeline.length > 0, nc = cols.length, FIXED = SINCE ? 4 : 3;
+  // Fixed columns: set (the operator's tier: Core ATen first), group, registry status and, with a release timeline
+  // (MPS runs), when it got a native MPS kernel, as a range.
+  const SINCE = D.timeline.length > 0, nc = cols.length, FIXED = SINCE ? 5 : 4;
   const table = document.getElementById("matrix"), tbody = table.tBodies[0];
   const ESC = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
@@ -107,14 +108,16 @@ const char* const kScript = R"JS(
     return seen.map((s) => D.statuses[s] || "\u2014").join(" / ");
   };
 
-  // The header: operator, group, status, then one column group per run with its dtypes.
+  // The header: operator, set, group, status, then one column group per run with its dtypes.
   const runCols = D.runs.map(() => []);
   cols.forEach((c, i) => runCols[c[0]].push(i));
   let head = '<tr><th class="sort" data-sort="name" rowspan="2" scope="col">operator</th>' +
+      '<th class="sort" data-sort="tier" rowspan="2" scope="col" title="core: the Core ATen opset; then other ' +
+      'public operators, internal ones (a name starting with _) and those only for PyTorch\'s tests">set</th>' +
       '<th class="sort" data-sort="group" rowspan="2" scope="col">group</th>' +
       '<th class="sort" data-sort="status" rowspan="2" scope="col">registry status</th>' +
-      (SINCE ? '<th class="sort" data-sort="since" rowspan="2" scope="col" title="the first of the releases ' +
-               esc(D.timeline.join(", ")) + ' with a native MPS kernel">native since</th>' : "");
+      (SINCE ? '<th class="sort" data-sort="since" rowspan="2" scope="col" title="when it got a native MPS kernel, ' +
+               'as far as the releases ' + esc(D.timeline.join(", ")) + ' tell">native since</th>' : "");
   D.runs.forEach((name, r) => {
     if (runCols[r].length) {
       head += '<th class="run" data-run="' + r + '" colspan="' + runCols[r].length + '" scope="colgroup">' +
@@ -138,9 +141,10 @@ const char* const kScript = R"JS(
   for (let i = 0; i < ops.length; i++) {
     const o = ops[i];
     const name = esc(o[0]);
-    let row = '<tr data-o="' + i + '"><th scope="row" title="' + name + '">' + name + '</th><td class="g">' + esc(D.groups[o[1]]) +
+    let row = '<tr data-o="' + i + '"><th scope="row" title="' + name + '">' + name + '</th><td class="t">' +
+        esc(D.tiers[o[4]]) + '</td><td class="g">' + esc(D.groups[o[1]]) +
         '</td><td class="s">' + esc(statusText(o)) + "</td>" +
-        (SINCE ? '<td class="ns">' + esc(S[o[4]] || "not yet") + "</td>" : "");
+        (SINCE ? '<td class="ns">' + esc(S[o[5]]) + "</td>" : "");
     for (let c = 0; c < nc; c++) {
       const r = cell[i * nc + c], f = firstCol[c] ? " first" : "";
       row += r < 0 ? '<td class="n' + f + '"></td>' : '<td class="v' + recs[r][2] + f + '">' + sym[recs[r][2]] + "</td>";
@@ -153,6 +157,7 @@ const char* const kScript = R"JS(
 
   // --- filters -------------------------------------------------------------------------------------------------
   const vOn = V.map(() => true), gOn = D.groups.map(() => true), sOn = D.statuses.map(() => true);
+  const tOn = D.tiers.map(() => true);
   const dtypes = [...new Set(cols.map((c) => c[1]))], dOn = new Map(dtypes.map((d) => [d, true]));
   let query = "";
   const colOn = () => cols.map((c) => dOn.get(c[1]));
@@ -161,7 +166,7 @@ const char* const kScript = R"JS(
 
   function visible(i, con) {
     const o = ops[i];
-    if (!gOn[o[1]]) return false;
+    if (!gOn[o[1]] || !tOn[o[4]]) return false;
     if (!o[3].some((s) => s >= 0 && sOn[s])) return false;
     if (query && !lower[i].includes(query)) return false;
     for (let c = 0; c < nc; c++) {
@@ -205,6 +210,7 @@ const char* const kScript = R"JS(
     const k = t.dataset.f, on = t.checked;
     if (k === "v") vOn[+t.value] = on;
     else if (k === "g") gOn[+t.value] = on;
+    else if (k === "t") tOn[+t.value] = on;
     else if (k === "s") sOn[+t.value] = on;
     else if (k === "d") dOn.set(t.value, on);
     apply();
@@ -225,9 +231,10 @@ const char* const kScript = R"JS(
   const statusKey = (i) => { const s = ops[i][3].filter((x) => x >= 0); return s.length ? Math.min(...s) : 1e9; };
   const keys = {
     name: null,
+    tier: (i) => ops[i][4],
     group: (i) => ops[i][1],
     status: statusKey,
-    since: (i) => { const k = D.timeline.indexOf(S[ops[i][4]]); return k < 0 ? 1e9 : k; },
+    since: (i) => ops[i][6],
     worst: (i) => -V[ops[i][2]].severity,
   };
   table.tHead.addEventListener("click", (e) => {
@@ -278,6 +285,7 @@ const char* const kScript = R"JS(
     add("observed", str(15), "d-observed");
     add("PyTorch's expectation", str(16), "d-expectation");
     add("registry status", D.statuses[o[3][col[0]]]);
+    add("set", D.tiers[o[4]]);
     add("group", D.groups[o[1]]);
     add("sample", str(4));
     add("samples", num(5));

@@ -1,5 +1,6 @@
 // The fixed parts of results.html: the colours of each verdict, the page's style sheet, and the script that lays out
-// the op x dtype matrix. Only report/html.cc, which writes the page, and report/html_assets.cc include this header.
+// the op x dtype matrix. Only report/html.cc, which writes the page, report/html_assets.cc, and
+// report/coverage_page.cc (whose page takes the same look) include this header.
 #pragma once
 
 #include <array>

@@ -123,28 +123,36 @@ std::string render_markdown(const Results& results, const RenderOptions& options
   if (!a.worst.empty()) {
     std::vector<std::string> rows;
     for (const auto& o : a.worst) {
-      rows.push_back(fmt::format("| `{}` | {} | {} | {} |\n", o.op, to_string(o.worst),
+      rows.push_back(fmt::format("| {} | `{}` | {} | {} | {} |\n", to_string(o.tier), o.op, to_string(o.worst),
                                  o.dtypes.size() == a.dtypes.size() && a.dtypes.size() > 3
                                      ? fmt::format("all {}", a.dtypes.size())
                                      : fmt::format("{}", fmt::join(o.dtypes, ", ")),
                                  markdown_cell(o.message, 200)));
     }
-    w.add("\n## Worst offenders\n\n");
-    w.table("| operator | verdict | dtypes | message |\n| --- | --- | --- | --- |\n", rows, "worst offenders");
+    w.add("\n## Worst offenders\n\nThe Core ATen operators first, then other public, internal and test operators.\n\n");
+    w.table("| set | operator | verdict | dtypes | message |\n| --- | --- | --- | --- | --- |\n", rows,
+            "worst offenders");
   }
 
   if (!a.fallbacks.empty()) {
     w.add(fmt::format(
-        "\n## Fall back to the CPU: {} operators, {} op x dtype\n\nOne row per operator, those falling back in the "
-        "most dtypes first; the last column names the operators that ran on the CPU.\n\n",
+        "\n## Fall back to the CPU: {} operators, {} op x dtype\n\nOne row per operator, the Core ATen operators "
+        "first, then other public, internal and test operators; in each, those falling back in the most dtypes "
+        "first. The last column names the operators that ran on the CPU.\n",
         a.fallbacks.size(), a.fallback_records));
-    std::vector<std::string> rows;
-    for (const auto& f : a.fallbacks) {
-      rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status, verdict_cells(a.dtypes, f.by_dtype),
-                                 markdown_cell(fmt::format("{}", fmt::join(f.fallback_ops, ", ")), 200)));
+    for (OpTier tier : kAllOpTiers) {
+      std::vector<std::string> rows;
+      for (const auto& f : a.fallbacks) {
+        if (f.tier != tier) continue;
+        rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status,
+                                   verdict_cells(a.dtypes, f.by_dtype),
+                                   markdown_cell(fmt::format("{}", fmt::join(f.fallback_ops, ", ")), 200)));
+      }
+      if (rows.empty()) continue;
+      w.add(fmt::format("\n### {}: {}\n\n", tier_title(tier), rows.size()));
+      w.table(matrix_head("| operator | registry |", "| --- | --- |", a.dtypes, " ran on the CPU |", " --- |"), rows,
+              fmt::format("fallback operators ({})", to_string(tier)));
     }
-    w.table(matrix_head("| operator | registry |", "| --- | --- |", a.dtypes, " ran on the CPU |", " --- |"), rows,
-            "fallback operators");
   }
 
   if (!a.failures.empty()) w.add("\n## Failures\n\nGrouped by operator and by message; click to open.\n");

@@ -39,11 +39,12 @@ std::string render_summary(const Results& results) {
                      p.shard.empty() ? "" : "; shard " + p.shard);
   if (const std::string e = expectations_sentence(results); !e.empty()) out += "expectations: " + e + "\n";
   if (!a.worst.empty()) {
-    out += "worst offenders:\n";
+    out += "worst offenders (the Core ATen operators first):\n";
     for (const auto& o : a.worst) {
       std::string message = o.message.substr(0, o.message.find('\n'));
       if (message.size() > 100) message = message.substr(0, 97) + "...";
-      out += fmt::format("  {:<13} {:<40} {:<24} {}\n", to_string(o.worst), o.op, dtype_list(o.dtypes), message);
+      out += fmt::format("  {:<8} {:<13} {:<40} {:<24} {}\n", to_string(o.tier), to_string(o.worst), o.op,
+                         dtype_list(o.dtypes), message);
     }
   }
   return out;

@@ -203,6 +203,10 @@ std::string_view verdict_symbol(Verdict v) {
 }
 
 Analysis analyze(const Results& results) {
+  return analyze(results, shipped_core_ops());
+}
+
+Analysis analyze(const Results& results, const CoreOps& core) {
   const std::vector<ProbeResult>& records = results.records;
   Analysis a;
   a.counts = count_verdicts(records);
@@ -249,9 +253,10 @@ Analysis analyze(const Results& results) {
   // Offenders and fallbacks.
   for (const auto& op : ops) {
     const auto& list = by_op[op];
-    Offender o{op, Verdict::kPass, {}, ""};
+    const OpTier tier = op_tier(op, core);
+    Offender o{op, tier, Verdict::kPass, {}, ""};
     int worst = 0;
-    FallbackRow f{op, list.front()->registry_status, {}, {}, 0};
+    FallbackRow f{op, tier, list.front()->registry_status, {}, {}, 0};
     for (const ProbeResult* r : list) {
       f.by_dtype[r->dtype] = r->verdict;
       if (r->verdict == Verdict::kFallback) {
@@ -277,12 +282,14 @@ Analysis analyze(const Results& results) {
     if (f.fallback_dtypes > 0) a.fallbacks.push_back(std::move(f));
   }
   std::stable_sort(a.worst.begin(), a.worst.end(), [](const Offender& x, const Offender& y) {
+    if (x.tier != y.tier) return x.tier < y.tier;
     const int kx = offence(x.worst), ky = offence(y.worst);
     if (kx != ky) return kx > ky;
     return x.dtypes.size() > y.dtypes.size();
   });
   if (a.worst.size() > 10) a.worst.resize(10);
   std::stable_sort(a.fallbacks.begin(), a.fallbacks.end(), [](const FallbackRow& x, const FallbackRow& y) {
+    if (x.tier != y.tier) return x.tier < y.tier;
     if (x.fallback_dtypes != y.fallback_dtypes) return x.fallback_dtypes > y.fallback_dtypes;
     return x.op < y.op;
   });

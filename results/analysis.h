@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "registry/op_tier.h"
 #include "results/results_file.h"
 
 namespace mps_audit {
@@ -47,6 +48,7 @@ struct StatusCoverage {
 // One operator whose records went worst.
 struct Offender {
   std::string op;
+  OpTier tier = OpTier::kPublic;
   Verdict worst = Verdict::kPass;
   std::vector<std::string> dtypes;  // those with the worst verdict
   std::string message;              // of the first of them
@@ -55,6 +57,7 @@ struct Offender {
 // One operator that fell back to the CPU in at least one dtype.
 struct FallbackRow {
   std::string op;
+  OpTier tier = OpTier::kPublic;
   std::string registry_status;
   std::map<std::string, Verdict> by_dtype;  // every probed dtype of the operator
   std::vector<std::string> fallback_ops;    // the leaf operators that ran on the CPU, across dtypes
@@ -80,8 +83,9 @@ struct Analysis {
   std::vector<std::string> dtypes;
   size_t operators = 0;
   std::vector<StatusCoverage> coverage;  // native first, then the other statuses in registry order
-  std::vector<Offender> worst;           // worst first, at most 10
-  std::vector<FallbackRow> fallbacks;    // most dtypes falling back first, then by name
+  // Both by tier (Note [Operator tiers] in registry/op_tier.cc): the Core ATen opset first.
+  std::vector<Offender> worst;         // then worst first; at most 10
+  std::vector<FallbackRow> fallbacks;  // then most dtypes falling back first, then by name
   size_t fallback_records = 0;
   std::vector<FailureSection>
       failures;  // crash, timeout, error, mismatch, xpass, unsupported, known_failure, xfail: those present
@@ -94,7 +98,9 @@ inline constexpr std::array<Verdict, 8> kFailureVerdicts = {
     Verdict::kCrash, Verdict::kTimeout,     Verdict::kError,        Verdict::kMismatch,
     Verdict::kXpass, Verdict::kUnsupported, Verdict::kKnownFailure, Verdict::kXfail};
 
+// Tiers from the newest shipped release's Core ATen opset (shipped_core_ops()), or from `core`.
 Analysis analyze(const Results& results);
+Analysis analyze(const Results& results, const CoreOps& core);
 
 // Sentences of coverage, with their denominators, e.g. "465 operators the emulated release implements for MPS:
 // 465 probed, 452 of the 459 probed in float32 pass", and the fallbacks' count.

@@ -54,7 +54,7 @@ TEST(Analysis, CountsCoverageOffendersAndFallbacks) {
                      record("aten::cumsum", "float16", Verdict::kCrash, "none"),
                      record("aten::cummax", "float32", Verdict::kFallback, "none"),
                      record("aten::cummax", "float16", Verdict::kFallback, "none")};
-  const Analysis a = analyze(results);
+  const Analysis a = analyze(results, CoreOps{});  // all of one tier: public
   EXPECT_EQ(a.counts.total, 9u);
   EXPECT_EQ(a.counts.of(Verdict::kFallback), 3u);
   EXPECT_EQ(a.operators, 5u);
@@ -85,6 +85,38 @@ TEST(Analysis, CountsCoverageOffendersAndFallbacks) {
   ASSERT_NE(mismatch, a.failures.end());
   EXPECT_EQ(mismatch->by_message.size(), 1u);
   EXPECT_EQ(mismatch->by_message[0].items.size(), 2u);
+}
+
+// Note [Operator tiers]: the Core ATen operators first, then other public, internal and test operators, whatever
+// their verdicts; within a tier the order above.
+TEST(Analysis, OrdersOffendersAndFallbacksByTierFirst) {
+  Results results;
+  for (const char* dtype : {"float32", "float16", "bfloat16"}) {
+    results.records.push_back(record("aten::_test_optional_intlist", dtype, Verdict::kFallback, "none"));
+    results.records.push_back(record("aten::_compute_linear_combination", dtype, Verdict::kFallback, "none"));
+  }
+  results.records.push_back(record("aten::_foobar", "float32", Verdict::kCrash, "none"));
+  results.records.push_back(record("aten::cummax", "float32", Verdict::kFallback, "none"));
+  results.records.push_back(record("aten::cummax", "float16", Verdict::kMismatch, "none"));
+  results.records.push_back(record("aten::cumsum", "float32", Verdict::kFallback, "none"));
+  CoreOps core;
+  core.ops = {"aten::cumsum"};
+  const Analysis a = analyze(results, core);
+  std::vector<std::string> fallbacks, worst;
+  for (const auto& f : a.fallbacks) fallbacks.push_back(f.op);
+  for (const auto& o : a.worst) worst.push_back(o.op);
+  EXPECT_EQ(fallbacks, (std::vector<std::string>{"aten::cumsum", "aten::cummax", "aten::_compute_linear_combination",
+                                                 "aten::_test_optional_intlist"}));
+  EXPECT_EQ(worst, (std::vector<std::string>{"aten::cumsum", "aten::cummax", "aten::_compute_linear_combination",
+                                             "aten::_foobar", "aten::_test_optional_intlist"}));
+  EXPECT_EQ(a.worst[0].tier, OpTier::kCore);
+  EXPECT_EQ(a.worst[1].tier, OpTier::kPublic);
+  EXPECT_EQ(a.fallbacks[3].tier, OpTier::kTest);
+
+  // Without a core set, the shipped releases' is taken.
+  const std::string shipped = *shipped_core_ops().ops.begin();
+  results.records = {record(shipped, "float32", Verdict::kFallback, "none")};
+  EXPECT_EQ(analyze(results).fallbacks[0].tier, OpTier::kCore) << shipped;
 }
 
 }  // namespace

@@ -148,15 +148,20 @@ TEST(CliTimeline, FirstNativeAndFirstExpectedToWorkReleasePerOperatorAndDtype) {
   const auto doc = json(shipped);
   EXPECT_EQ(doc["releases"], nlohmann::json({"1.13.1", "2.6.0", "2.11.0"}));
   ASSERT_EQ(doc["ops"].size(), 2u);
+  // Note [Since, as a range]: both ends, null where there is none.
+  const auto range = [](const char* after, const char* by) {
+    return nlohmann::json{{"after", after ? nlohmann::json(after) : nlohmann::json()},
+                          {"by", by ? nlohmann::json(by) : nlohmann::json()}};
+  };
   const auto& pow = doc["ops"][0];
   EXPECT_EQ(pow["op"], "aten::pow.Tensor_Scalar");
-  EXPECT_EQ(pow["native_since"], "1.13.1");
+  EXPECT_EQ(pow["native_since"], range(nullptr, "1.13.1"));
   // 1.13.1's lists are an allow list, and it names pow only in float16: float32 is expected to work from 2.6.0 on.
-  EXPECT_EQ(pow["works_since"], "2.6.0");
-  EXPECT_EQ(pow["dtypes"]["float16"]["works_since"], "1.13.1");
+  EXPECT_EQ(pow["works_since"], range("1.13.1", "2.6.0"));
+  EXPECT_EQ(pow["dtypes"]["float16"]["works_since"], range(nullptr, "1.13.1"));
   const auto& round = doc["ops"][1];
-  EXPECT_EQ(round["native_since"], "2.11.0");
-  EXPECT_TRUE(round["dtypes"]["int64"]["works_since"].is_null());
+  EXPECT_EQ(round["native_since"], range("2.6.0", "2.11.0"));
+  EXPECT_EQ(round["dtypes"]["int64"]["works_since"], range("2.11.0", nullptr));
   EXPECT_NE(round["dtypes"]["int64"]["held_back_by"].get<std::string>().find("UNIMPLEMENTED_XFAILLIST"),
             std::string::npos);
 
@@ -169,10 +174,17 @@ TEST(CliTimeline, FirstNativeAndFirstExpectedToWorkReleasePerOperatorAndDtype) {
                                    {"MPS_AUDIT_DATA_DIR=" + data.path()});
   ASSERT_EQ(newer.exit_code, 0) << newer.err;
   EXPECT_EQ(json(newer)["releases"].back(), "9.0.0");
-  EXPECT_EQ(json(newer)["ops"][0]["dtypes"]["int64"]["works_since"], "9.0.0");
+  EXPECT_EQ(json(newer)["ops"][0]["dtypes"]["int64"]["works_since"], range("2.11.0", "9.0.0"));
 
   const auto md = run_mps_audit({"timeline", "--ops", "^aten::round\\.decimals$", "--format", "md"});
-  EXPECT_NE(md.out.find("| `aten::round.decimals` | 2.11.0 | 2.11.0 |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| `aten::round.decimals` | after 2.6.0, by 2.11.0 | after 2.6.0, by 2.11.0 |"),
+            std::string::npos)
+      << md.out;
+  const auto text = run_mps_audit({"timeline", "--ops", "^aten::pow\\.Tensor_Scalar$"});
+  EXPECT_NE(
+      text.out.find("aten::pow.Tensor_Scalar                          by 1.13.1               after 1.13.1, by 2.6.0"),
+      std::string::npos)
+      << text.out;
   const auto bad = run_mps_audit({"timeline", "--format", "yaml"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--format yaml: expected text, md or json"), std::string::npos) << bad.err;
