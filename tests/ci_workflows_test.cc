@@ -46,7 +46,8 @@ std::string help_of(const std::string& subcommand) {
   static std::map<std::string, std::string> cache;
   if (!cache.count(subcommand)) {
     const auto r = run_mps_audit({subcommand, "--help"});
-    if (r.exit_code == 0 && r.out.find("Usage: mps-audit " + subcommand + " ") != std::string::npos) {
+    // CLI11 2.4 and later print the usage line without "Usage: ".
+    if (r.exit_code == 0 && r.out.find("mps-audit " + subcommand + " [OPTIONS]") != std::string::npos) {
       cache[subcommand] = r.out;
     } else {
       ADD_FAILURE() << "mps-audit has no subcommand '" << subcommand << "': " << r.err;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -100,7 +101,9 @@ TEST(CliCalls, RecordedTrainingStepNamesItsFallbackWithTheSourceLine) {
   const Replay r = replay(dir, "1.13.1");
   ASSERT_EQ(r.result.exit_code, 0) << r.result.err;
   EXPECT_TRUE(r.doc["program"]["not_kept"].empty()) << r.doc["program"].dump(1);
-  EXPECT_EQ(r.doc["program"]["calls"], 57);
+  // Every call the recorder counted is replayed (torch 1.13.1's program makes 57, 2.14.1's 51).
+  EXPECT_EQ(recorded.err.rfind(fmt::format("recorded {} calls (", r.doc["program"]["calls"].get<int>()), 0), 0u)
+      << recorded.err;
   const auto cumsum = r.calls("aten::cumsum");
   ASSERT_EQ(cumsum.size(), 1u) << r.doc["calls"].dump(1);
   EXPECT_EQ(cumsum[0]["status"], "fallback");
@@ -120,7 +123,13 @@ TEST(CliCalls, RecordedTrainingStepNamesItsFallbackWithTheSourceLine) {
   EXPECT_EQ(sites["cumsum_adam.py:38"]["status"], "fallback");
   EXPECT_NE(r.doc["sites"][0]["status"], "native");  // the problems first
   EXPECT_EQ(sites["cumsum_adam.py:39"]["code"], "opt.step()");
-  EXPECT_EQ(sites["cumsum_adam.py:39"]["status"], "native");
+  // torch 2.x's Adam moves its first moment with lerp_ (on the weight, 4x8, and the bias, 4), for which 1.13.1's MPS
+  // has no kernel: there the step falls back too, its arguments to the CPU and the moment back.
+  const bool lerp = !r.calls("aten::lerp_.Scalar").empty();
+  EXPECT_EQ(lerp, MPS_AUDIT_TORCH_AT_LEAST(2, 0));
+  EXPECT_EQ(sites["cumsum_adam.py:39"]["status"], lerp ? "fallback" : "native");
+  const int lerp_calls = lerp ? 2 : 0, lerp_to_cpu = lerp ? 2 * (32 + 4) * 4 : 0,
+            lerp_from_cpu = lerp ? (32 + 4) * 4 : 0;
   // Autograd's backward and Adam's update were recorded, each in its phase, at the line that made them.
   bool backward_mm = false, adam = false;
   for (const auto& c : r.calls("aten::mm")) backward_mm = backward_mm || c["phases"].contains("backward");
@@ -129,10 +138,11 @@ TEST(CliCalls, RecordedTrainingStepNamesItsFallbackWithTheSourceLine) {
   }
   EXPECT_TRUE(backward_mm) << r.doc["calls"].dump(1);
   EXPECT_TRUE(adam) << r.doc["calls"].dump(1);
-  EXPECT_EQ(r.doc["totals"]["fallback_calls"], 2);
+  EXPECT_EQ(r.doc["totals"]["fallback_calls"], 2 + lerp_calls);
   EXPECT_GT(r.doc["totals"]["fallback_time_share"].get<double>(), 0.0);
-  EXPECT_EQ(r.doc["totals"]["bytes_to_cpu"], 2 * 16 * 4 * 4);  // each time, its float32[16, 4] argument
-  EXPECT_EQ(r.doc["totals"]["bytes_from_cpu"], 2 * 16 * 4 * 4);
+  // cumsum, each time: its float32[16, 4] argument
+  EXPECT_EQ(r.doc["totals"]["bytes_to_cpu"], 2 * 16 * 4 * 4 + lerp_to_cpu);
+  EXPECT_EQ(r.doc["totals"]["bytes_from_cpu"], 2 * 16 * 4 * 4 + lerp_from_cpu);
   EXPECT_NE(r.result.out.find("cumsum_adam.py:22 aten::cumsum (float32, forward): falls back (aten::cumsum.out on "
                               "the CPU)"),
             std::string::npos)

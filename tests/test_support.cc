@@ -4,6 +4,9 @@
 #include "common/diagnostics.h"
 #include "common/paths.h"
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -132,6 +135,19 @@ std::string release_with_expectations(const TempDir& dir, const std::string& row
             "# operator\tdtypes\tkind\tscope\tmacos\tlist\topinfo\tmapping\tsource\treason\n" +
                 rows);
   return release;
+}
+
+std::vector<std::string> source_tree_releases() {
+  std::vector<std::array<int, 3>> versions;
+  for (const auto& name : list_directory(source_path("data"))) {
+    std::array<int, 3> v{};
+    if (std::sscanf(name.c_str(), "pytorch-%d.%d.%d", &v[0], &v[1], &v[2]) == 3) versions.push_back(v);
+  }
+  std::sort(versions.begin(), versions.end());
+  std::vector<std::string> out;
+  for (const auto& v : versions)
+    out.push_back(std::to_string(v[0]) + "." + std::to_string(v[1]) + "." + std::to_string(v[2]));
+  return out;
 }
 
 }  // namespace mps_audit::testing

@@ -43,6 +43,10 @@ std::string slurp(const std::string& path);
 // (docs/expectations.md) instead of the shipped one; returns the folder, for --emu-release.
 std::string release_with_expectations(const TempDir& dir, const std::string& rows);
 
+// The versions of the release folders in the source tree's data/ (pytorch-X.Y.Z), oldest first: read off the folder
+// names, as a reader would, to check what `env` and `timeline` list.
+std::vector<std::string> source_tree_releases();
+
 // Compares `actual` with tests/data/golden/NAME; MPS_AUDIT_UPDATE_GOLDEN=1 rewrites the file instead.
 void expect_golden(const std::string& name, const std::string& actual);
 
