@@ -329,8 +329,10 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
     err << fmt::format("resuming the run in {}: {} of {} probes{} recorded{}\n", o.out_dir, finished, plan.size(),
                        slice, recorded.torn ? " (the journal's last line was cut short: that probe runs again)" : "");
   }
-  err << fmt::format("probing {} op x dtype pairs{} on {} with {} worker{}\n", to_run, resuming ? "" : slice, where,
-                     jobs, jobs == 1 ? "" : "s");
+  // An emulated release says which libtorch runs it in the run's first line.
+  err << fmt::format("probing {} op x dtype pairs{} on {}{} with {} worker{}\n", to_run, resuming ? "" : slice, where,
+                     target == "mps-emu" ? fmt::format(" on libtorch {}", compat::kTorchVersion) : "", jobs,
+                     jobs == 1 ? "" : "s");
 
   Progress progress(err, to_run, o.progress && to_run > 0, isatty(STDERR_FILENO), where);
   size_t ran = 0;
