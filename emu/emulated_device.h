@@ -28,7 +28,6 @@ bool low_precision(c10::ScalarType type);
 // Refuses a dtype that MPS refuses on the emulated macOS (emu/dtype_rules.h), where an MPS tensor is made.
 void check_dtype(c10::ScalarType type);
 
-
 // A CPU tensor over the same memory as an MPS tensor, with the same layout. Its storage cannot be resized.
 at::Tensor cpu_view(const at::Tensor& t);
 

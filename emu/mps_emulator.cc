@@ -507,6 +507,16 @@ std::string default_release_dir() {
   return shipped.empty() ? find_release_dir(compat::kTorchVersion) : shipped.back().dir;
 }
 
+namespace {
+
+// Whether the linked libtorch serves an operator on every backend with a CompositeExplicitAutograd kernel.
+bool linked_composite_explicit(const c10::OperatorHandle& op) {
+  return op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
+         op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional);
+}
+
+}  // namespace
+
 const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
@@ -557,10 +567,20 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   state->kernels =
       std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::MPS, __FILE__, __LINE__);
   for (const auto& op : release.ops) {
-    if (op.status != OpStatus::kNative && op.status != OpStatus::kCpuFallback) continue;
     const std::string bare = op.name.substr(op.name.find("::") + 2);
     const size_t dot = bare.find('.');
-    if (!dispatcher.findOp({"aten::" + bare.substr(0, dot), dot == std::string::npos ? "" : bare.substr(dot + 1)})) {
+    const auto handle =
+        dispatcher.findOp({"aten::" + bare.substr(0, dot), dot == std::string::npos ? "" : bare.substr(dot + 1)});
+    if (op.status == OpStatus::kNone && handle && linked_composite_explicit(*handle)) {
+      // Note [Kernels the linked libtorch lacks]: the release has no kernel for it, the linked libtorch one for every
+      // backend; a Mac with the release reaches MPS's fallback, and so does this.
+      state->kernels->impl(bare.c_str(),
+                           state->info.fallback_enabled ? boxed<&warn_and_fall_back>() : boxed<&error_fallback>());
+      ++state->info.release_fallbacks;
+      continue;
+    }
+    if (op.status != OpStatus::kNative && op.status != OpStatus::kCpuFallback) continue;
+    if (!handle) {
       state->info.absent_ops.push_back(op.name);
       continue;
     }

@@ -25,6 +25,9 @@ struct EmulatorInfo {
   size_t native_kernels = 0;      // operators given an emulated native kernel
   size_t cpu_fallback_kernels = 0;
   size_t stub_kernels = 0;
+  // Operators without a kernel in the release that the linked libtorch serves with a composite one: given MPS's
+  // fallback, as on a Mac (Note [Kernels the linked libtorch lacks]).
+  size_t release_fallbacks = 0;
   // Operators the release implements for MPS but the linked libtorch does not have at all.
   std::vector<std::string> absent_ops;
 

@@ -45,6 +45,7 @@ std::string_view skip_reason(const ProbeResult& r) {
   if (m.rfind("spec: ", 0) == 0) return "spec";
   // What the linked libtorch cannot show of an emulated release (Note [Kernels the linked libtorch lacks]), or an
   // input it cannot make (named tensors, gone in 2.14).
+  if (m.rfind("not probed: the recording's CPU chose", 0) == 0) return "recording_device";
   if (m.rfind("not probed: ", 0) == 0 || has("named tensors do not exist in this libtorch")) return "linked_libtorch";
   if (m.rfind("cannot synthesize", 0) == 0) return "no_inputs";
   if (has("CPU run killed") || has("CPU run did not finish")) return "cpu_crash";

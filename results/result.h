@@ -89,9 +89,11 @@ struct ProbeResult {
 //   cpu_unstable        the CPU reference differs from run to run (reads memory it never wrote): nothing to compare
 //   linked_libtorch     the linked libtorch cannot show what the emulated release does (Note [Kernels the linked
 //                       libtorch lacks] in emu/linked_gaps.cc), or cannot make the input (named tensors, gone in 2.14)
+//   recording_device    a replayed call the recording's CPU made with an operator of its own, which a Mac does not
+//                       call (Note [The recording device's own choices] in probe/device_choices.cc)
 std::string_view skip_reason(const ProbeResult& r);
-inline constexpr std::array<std::string_view, 8> kSkipReasons = {"spec",         "no_inputs",          "no_cpu_kernel",
-                                                                 "cpu_dtype",    "cpu_rejects_inputs", "cpu_crash",
-                                                                 "cpu_unstable", "linked_libtorch"};
+inline constexpr std::array<std::string_view, 9> kSkipReasons = {
+    "spec",      "no_inputs",    "no_cpu_kernel",   "cpu_dtype",       "cpu_rejects_inputs",
+    "cpu_crash", "cpu_unstable", "linked_libtorch", "recording_device"};
 
 }  // namespace mps_audit

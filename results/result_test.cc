@@ -62,6 +62,9 @@ TEST(Result, SkipReasonsNameWhoseLimitItIs) {
                       "runs for aten::_foreach_sqrt on MPS"),
             "linked_libtorch");
   EXPECT_EQ(reason_of("named tensors do not exist in this libtorch (2.14.1)"), "linked_libtorch");
+  EXPECT_EQ(reason_of("not probed: the recording's CPU chose this operator for itself (the backward of its flash "
+                      "attention)"),
+            "recording_device");
   EXPECT_EQ(reason_of("no reference: the CPU gives different results from run to run (12 of 12 elements differ)"),
             "cpu_unstable");
   EXPECT_EQ(reason_of("anything", Verdict::kError), "");

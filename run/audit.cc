@@ -142,8 +142,9 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
   // What the linked libtorch cannot show of the emulated release (Note [Kernels the linked libtorch lacks]); this
   // process has no emulator active, so its MPS registry holds the linked library's composite kernels alone.
-  const std::map<std::string, std::string> not_probed =
+  std::map<std::string, std::string> not_probed =
       target == "mps-emu" ? linked_gaps(statuses) : std::map<std::string, std::string>{};
+  not_probed.insert(o.not_probed.begin(), o.not_probed.end());
 
   PlanRequest request{
       &known,     &filter, &on_cpu, &spec, o.dtypes.empty() ? spec.dtypes : o.dtypes, {o.pairs.begin(), o.pairs.end()},
