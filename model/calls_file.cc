@@ -11,6 +11,7 @@
 #include "common/diagnostics.h"
 #include "common/output_file.h"
 #include "common/torch_compat.h"
+#include "probe/device_choices.h"
 
 namespace mps_audit {
 namespace {
@@ -95,7 +96,8 @@ CallsFile CallsFile::load(const std::string& path) {
     const Dict c = v.toGenericDict();
     RecordedCall call;
     call.index = index;
-    call.op = text(c, "op");
+    call.op = replayed_operator(text(c, "op"));
+    if (call.op != text(c, "op")) call.recorded_as = text(c, "op");
     call.dtype = text(c, "dtype");
     if (call.op.empty() || call.dtype.empty()) {
       throw UserError(fmt::format("call {} has no operator or dtype", index), {path});

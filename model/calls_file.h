@@ -13,12 +13,13 @@
 namespace mps_audit {
 
 struct RecordedCall {
-  size_t index = 0;                       // position in the file: the prober's sample "call:<index>"
-  std::string op;                         // "aten::cumsum"
-  std::string dtype;                      // the dtype it is probed in: its first tensor's
-  int64_t count = 0;                      // identical calls the program made
-  double seconds = 0;                     // their time on the recording's device
-  int64_t in_bytes = 0, out_bytes = 0;    // of one call's tensor arguments and results
+  size_t index = 0;                     // position in the file: the prober's sample "call:<index>"
+  std::string op;                       // "aten::cumsum": what is replayed (Note [The recording device's own choices])
+  std::string recorded_as;              // the recording's own operator, where that is another; else empty
+  std::string dtype;                    // the dtype it is probed in: its first tensor's
+  int64_t count = 0;                    // identical calls the program made
+  double seconds = 0;                   // their time on the recording's device
+  int64_t in_bytes = 0, out_bytes = 0;  // of one call's tensor arguments and results
   std::map<std::string, int64_t> phases;  // forward, loss, backward, optimizer -> calls
   // "train.py:42" -> phase -> calls made there (a line such as loss.backward() makes its calls in the backward phase)
   std::map<std::string, std::map<std::string, int64_t>> sites;

@@ -26,6 +26,7 @@
 #include "common/paths.h"
 #include "emu/expectations.h"
 #include "model/model_audit.h"
+#include "probe/device_choices.h"
 #include "probe/dtypes.h"
 #include "run/audit.h"
 #include "run/stop_signals.h"
@@ -135,6 +136,8 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   std::set<std::pair<std::string, std::string>> pairs;
   for (const auto& c : file.calls) {
     if (parse_dtype(c.dtype)) pairs.insert({c.op, c.dtype});
+    const DeviceChoice* choice = recording_device_choice(c.op);
+    if (choice && choice->replayed.empty()) run.not_probed[c.op] = choice->why_not;
   }
   if (pairs.empty()) throw UserError("none of the recording's calls is in a dtype the prober probes", {o.calls});
   run.pairs.assign(pairs.begin(), pairs.end());

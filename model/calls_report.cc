@@ -137,6 +137,7 @@ std::string render_calls_json(const CallsAudit& a) {
                      {"message", c.message},
                      {"decided", c.decided},
                      {"expectation", c.expectation ? to_json(*c.expectation) : nlohmann::json()}});
+    if (!c.call.recorded_as.empty()) calls.back()["recorded_as"] = c.call.recorded_as;
   }
   doc["calls"] = std::move(calls);
   nlohmann::json sites = nlohmann::json::array();

@@ -26,6 +26,7 @@
 #include "common/paths.h"
 #include "common/torch_compat.h"
 #include "emu/mps_emulator.h"
+#include "probe/device_choices.h"
 #include "probe/dtypes.h"
 
 namespace mps_audit {
@@ -303,7 +304,8 @@ Recordings Recordings::load(const std::string& path) {
       drop("malformed call");
       continue;
     }
-    const std::string name = op->value().toStringRef();
+    // Note [The recording device's own choices]: the operator a Mac calls in its place.
+    const std::string name = replayed_operator(op->value().toStringRef());
     const size_t colons = name.find("::"), dot = name.find('.', colons == std::string::npos ? 0 : colons);
     const auto handle = dispatcher.findOp({name.substr(0, dot), dot == std::string::npos ? "" : name.substr(dot + 1)});
     if (!handle || !handle->hasSchema()) {

@@ -2,6 +2,7 @@
 // and journals results as they arrive so that an interrupted run can be resumed. commands/run.h writes its reports.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -35,6 +36,9 @@ struct RunOptions {
   // Only these op x dtype pairs ("aten::cumsum", "float32"), within --ops; empty: --ops x the dtypes. A program's
   // replay (model/calls_replay.h) probes what it called, not every dtype of every operator it called.
   std::vector<std::pair<std::string, std::string>> pairs;
+  // Operators recorded as not probed, with the record's message (a replay's calls that the recording's device chose
+  // for itself, Note [The recording device's own choices]); planned whatever the CPU says.
+  std::map<std::string, std::string> not_probed;
   std::string self;  // this executable, to start workers with
   bool progress = true;
 };

@@ -156,6 +156,57 @@ TEST(CliCalls, RecordedTrainingStepNamesItsFallbackWithTheSourceLine) {
   EXPECT_NE(testing::slurp(dir.path() + "/out/model.html").find("return torch.cumsum(x, dim=1)"), std::string::npos);
 }
 
+// A training program of today's APIs (examples/train_attention_amp.py: F.scaled_dot_product_attention, a
+// TransformerEncoderLayer, torch.amp.autocast on the CPU, AdamW), recorded with torch 2.x and replayed on the newest
+// shipped release, the default. The CPU's own attention operators are replayed as what a Mac calls (Note [The recording
+// device's own choices]); where the linked libtorch is that release, no record rests on another libtorch.
+TEST(CliCalls, TodaysTrainingProgramOnTheNewestRelease) {
+  REQUIRE_TORCH_PYTHON(python);
+  if (!MPS_AUDIT_TORCH_AT_LEAST(2, 0)) GTEST_SKIP() << "the program needs torch 2.x";
+  TempDir dir;
+  const auto recorded = run_mps_audit(
+      {"record", "-o", dir.path() + "/calls.pt", "--", python, source_path("examples/train_attention_amp.py")});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  const auto r = run_mps_audit({"model", "--calls", dir.path() + "/calls.pt", "--target", "mps-emu", "--out",
+                                dir.path() + "/out", "--format", "json,md", "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(testing::slurp(dir.path() + "/out/model.json"));
+  const std::string newest = testing::source_tree_releases().back();
+  EXPECT_NE(r.out.find("(PyTorch " + newest + " registry"), std::string::npos) << r.out;
+  EXPECT_TRUE(doc["program"]["complete"].get<bool>());
+  std::set<std::string> dtypes, phases;
+  bool attention = false, cpu_backward = false;
+  for (const auto& c : doc["calls"]) {
+    dtypes.insert(c["dtype"].get<std::string>());
+    for (const auto& [phase, n] : c["phases"].items()) phases.insert(phase);
+    // Every call is named by a line of the program.
+    bool in_program = false;
+    for (const auto& [site, p] : c["sites"].items())
+      in_program = in_program || site.rfind("train_attention_amp.py:", 0) == 0;
+    EXPECT_TRUE(in_program) << c.dump();
+    if (c.value("recorded_as", "") == "aten::_scaled_dot_product_flash_attention_for_cpu") {
+      attention = true;
+      EXPECT_EQ(c["op"], "aten::_scaled_dot_product_attention_math");
+      EXPECT_EQ(c["status"], "native") << c.dump();
+    }
+    if (c["op"] == "aten::_scaled_dot_product_flash_attention_for_cpu_backward") {
+      cpu_backward = true;
+      EXPECT_EQ(c["status"], "not_probed") << c.dump();
+    }
+    // What falls back on the newest release is the release's own, never the recording device's choice.
+    if (c["status"] == "fallback")
+      EXPECT_EQ(c["op"].get<std::string>().find("_for_cpu"), std::string::npos) << c.dump();
+  }
+  EXPECT_TRUE(attention) << doc["calls"].dump(1);
+  EXPECT_TRUE(cpu_backward) << doc["calls"].dump(1);
+  EXPECT_TRUE(dtypes.count("bfloat16")) << "autocast's calls";
+  // F.cross_entropy is no loss module: its calls are the forward pass's.
+  EXPECT_EQ(phases, (std::set<std::string>{"backward", "forward", "optimizer"}));
+  if (std::string(compat::kTorchVersion).rfind(newest.substr(0, newest.rfind('.')), 0) == 0) {
+    for (const auto& rec : doc["results"]) EXPECT_NE(rec.value("skip_reason", ""), "linked_libtorch") << rec.dump();
+  }
+}
+
 // The replay and the TorchScript audit of the same module and step name the same operators as running on the CPU.
 TEST(CliCalls, ReplayNamesTheSameFallbacksAsTheTorchScriptAudit) {
   REQUIRE_TORCH_PYTHON(python);
