@@ -13,7 +13,7 @@ set -euo pipefail
 [ "${MPS_AUDIT_SKIP_SETUP:-0}" = 1 ] && exit 0
 
 debian_packages=(cmake g++ make libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-                 libbenchmark-dev ccache libxml2-utils dpkg-dev file)
+                 libbenchmark-dev ccache libxml2-utils dpkg-dev file python3-yaml)
 # Debian's libtorch, and its Python bindings with torchgen for the oracle tests (and for regenerating the recorded
 # samples, tools/record_samples.py; nothing else needs Python).
 [ -z "${TORCH_PREFIX:-}" ] && debian_packages+=(libtorch-dev python3-torch)
