@@ -226,13 +226,27 @@ TEST(Emulator, MultipleOutputsListsAndOptionalTensors) {
 }
 
 // The emulated kernel set is the release's registration set, restricted to operators this libtorch has, plus
-// the plumbing operators: copy_ and the convolution entry points (emu::kPlumbingOps says why).
+// the plumbing operators: copy_ and the convolution entry points (emu::kPlumbingOps says why), plus MPS's fallback
+// for the operators the release has no kernel for and this libtorch a CompositeExplicitAutograd one (Note [Kernels the
+// linked libtorch lacks]; none when the release is the linked one).
 TEST(Emulator, KernelSetEqualsTheReleasesRegistrations) {
   auto& dispatcher = c10::Dispatcher::singleton();
   std::set<std::string> expected, registered;
+  size_t fallbacks = 0;
   for (const auto& op : release().ops) {
     if (op.status == OpStatus::kNative || op.status == OpStatus::kCpuFallback) expected.insert(op.name);
+    const size_t dot = op.name.find('.', op.name.find("::"));
+    const auto here =
+        dispatcher.findOp({op.name.substr(0, dot), dot == std::string::npos ? "" : op.name.substr(dot + 1)});
+    if (op.status == OpStatus::kNone && here &&
+        (here->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
+         here->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional))) {
+      expected.insert(op.name);
+      ++fallbacks;
+    }
   }
+  EXPECT_EQ(info().release_fallbacks, fallbacks);
+  if (info().release_version.substr(0, 4) == std::string(compat::kTorchVersion).substr(0, 4)) EXPECT_EQ(fallbacks, 0u);
   for (const auto& absent : info().absent_ops) expected.erase(absent);
   for (const char* plumbing : emu::kPlumbingOps) expected.insert(std::string("aten::") + plumbing);
   for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
@@ -240,7 +254,8 @@ TEST(Emulator, KernelSetEqualsTheReleasesRegistrations) {
     if (op && op->hasKernelForDispatchKey(c10::DispatchKey::MPS)) registered.insert(c10::toString(name));
   }
   EXPECT_EQ(registered, expected);
-  EXPECT_EQ(info().native_kernels + info().cpu_fallback_kernels + info().stub_kernels + std::size(emu::kPlumbingOps),
+  EXPECT_EQ(info().native_kernels + info().cpu_fallback_kernels + info().stub_kernels + info().release_fallbacks +
+                std::size(emu::kPlumbingOps),
             expected.size());
   for (const auto& absent : info().absent_ops) EXPECT_FALSE(dispatcher.findOp(c10::OperatorName(absent, "")));
 }
