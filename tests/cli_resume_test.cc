@@ -47,7 +47,7 @@ class Background {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, (dir_.path() + "/out").c_str(), O_WRONLY | O_CREAT, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, (dir_.path() + "/err").c_str(), O_WRONLY | O_CREAT, 0644);
-    std::vector<std::string> words = {MPS_AUDIT_BINARY};
+    std::vector<std::string> words = {testing::binary_path()};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& w : words) argv.push_back(w.data());
@@ -211,12 +211,18 @@ TEST(CliResume, ABusyWorkerEndsWhenItsLifelineCloses) {
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, life[0], 3);
-  std::vector<std::string> words = {MPS_AUDIT_BINARY, "__worker",
-                                    "--target",       "mps-emu",
-                                    "--emu-release",  source_path("data/pytorch-1.13.1"),
-                                    "--spec",         source_path("opspec.yaml"),
-                                    "--samples",      "none",
-                                    "--lifeline",     "3"};
+  std::vector<std::string> words = {testing::binary_path(),
+                                    "__worker",
+                                    "--target",
+                                    "mps-emu",
+                                    "--emu-release",
+                                    source_path("data/pytorch-1.13.1"),
+                                    "--spec",
+                                    source_path("opspec.yaml"),
+                                    "--samples",
+                                    "none",
+                                    "--lifeline",
+                                    "3"};
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);

@@ -137,6 +137,10 @@ std::string release_with_expectations(const TempDir& dir, const std::string& row
   return release;
 }
 
+const char* binary_path() {
+  return MPS_AUDIT_BINARY;
+}
+
 std::vector<std::string> source_tree_releases() {
   std::vector<std::array<int, 3>> versions;
   for (const auto& name : list_directory(source_path("data"))) {

@@ -10,6 +10,7 @@
 namespace mps_audit::testing {
 
 std::string source_path(const std::string& relative);  // a path inside the source tree
+const char* binary_path();                             // the mps-audit binary under test
 
 struct CommandResult {
   int exit_code = -1;
