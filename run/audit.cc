@@ -140,8 +140,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
       o.emu_macos, target == "mps" ? macos_version() : "");
   err << expecting.none_line(target);
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
-  // What the linked libtorch cannot show of the emulated release (Note [Kernels the linked libtorch lacks]); this
-  // process has no emulator active, so its MPS registry holds the linked library's composite kernels alone.
+  // What the run records without probing: what the linked libtorch cannot show, and what the caller says.
   std::map<std::string, std::string> not_probed =
       target == "mps-emu" ? linked_gaps(statuses) : std::map<std::string, std::string>{};
   not_probed.insert(o.not_probed.begin(), o.not_probed.end());
@@ -237,10 +236,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
   for (size_t i = 0; i < plan.size(); ++i) {
     const auto it = not_probed.find(plan[i].op);
     if (done[i] || it == not_probed.end()) continue;
-    results[i] = not_probed_record(plan[i], it->second);
-    if (const RegistryEntry* e = statuses.find(plan[i].op))
-      results[i].registry_status = std::string(to_string(e->status));
-    results[i].basis = kBasisRegistry;
+    results[i] = not_probed_record(plan[i], it->second, statuses);
     journal.line(to_json(results[i]));
     done[i] = true;
     ++finished;

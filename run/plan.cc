@@ -38,12 +38,14 @@ std::vector<PlannedProbe> plan_probes(const PlanRequest& r) {
   return plan;
 }
 
-ProbeResult not_probed_record(const PlannedProbe& p, const std::string& why) {
+ProbeResult not_probed_record(const PlannedProbe& p, const std::string& why, const Registry& statuses) {
   ProbeResult r;
   r.op = p.op;
   r.dtype = p.dtype;
   r.verdict = Verdict::kSkip;
   r.message = why;
+  if (const RegistryEntry* e = statuses.find(p.op)) r.registry_status = std::string(to_string(e->status));
+  r.basis = kBasisRegistry;
   return r;
 }
 

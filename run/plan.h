@@ -39,8 +39,8 @@ struct PlanRequest {
 };
 std::vector<PlannedProbe> plan_probes(const PlanRequest& request);
 
-// The record of a planned probe that is not run, saying why.
-ProbeResult not_probed_record(const PlannedProbe& p, const std::string& why);
+// The record of a planned probe that is not run, saying why, with what `statuses` (the target's registry) says of it.
+ProbeResult not_probed_record(const PlannedProbe& p, const std::string& why, const Registry& statuses);
 
 // The dispatch key whose registry a target's records cite: MPS, CUDA, Meta or CPU.
 std::string registry_key(const std::string& target);
