@@ -92,6 +92,15 @@ std::string render_markdown(const Results& results, const RenderOptions& options
         "for MPS, numbers are the CPU's.\n\n",
         env.emulator));
   }
+  // A reader of the summary must see why so much was not probed (Note [Kernels the linked libtorch lacks] in
+  // emu/linked_gaps.cc).
+  if (const auto it = a.skip_reasons.find("linked_libtorch"); it != a.skip_reasons.end()) {
+    w.add(fmt::format(
+        "> [!NOTE]\n> {} op x dtype pairs are not probed: libtorch {} cannot show what the emulated release does "
+        "there (`skip_reason` `linked_libtorch`, docs/emulator.md). A build against the release's own libtorch probes "
+        "them.\n\n",
+        it->second, env.torch_version));
+  }
   const RunProgress& p = results.run;
   if (!p.complete()) {
     w.add(fmt::format(
