@@ -426,6 +426,12 @@ torch::CppFunction boxed() {
   return torch::CppFunction::makeFromBoxedFunction<K>();
 }
 
+// MPSFallback.mm's backend fallback: the CPU's, with MPS's warning, when PYTORCH_ENABLE_MPS_FALLBACK was set at
+// activation, else MPS's NotImplementedError.
+torch::CppFunction mps_fallback(bool enabled) {
+  return enabled ? boxed<&warn_and_fall_back>() : boxed<&error_fallback>();
+}
+
 // A kernel that computes without the emulator's state (emulated_convolution.h), after the faults planned for its
 // operator.
 template <BoxedKernel K>
@@ -574,8 +580,7 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
     if (op.status == OpStatus::kNone && handle && linked_composite_explicit(*handle)) {
       // Note [Kernels the linked libtorch lacks]: the release has no kernel for it, the linked libtorch one for every
       // backend; a Mac with the release reaches MPS's fallback, and so does this.
-      state->kernels->impl(bare.c_str(),
-                           state->info.fallback_enabled ? boxed<&warn_and_fall_back>() : boxed<&error_fallback>());
+      state->kernels->impl(bare.c_str(), mps_fallback(state->info.fallback_enabled));
       ++state->info.release_fallbacks;
       continue;
     }
@@ -599,11 +604,7 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   for (const char* op : kPlumbingOps) state->kernels->impl(op, plumbing_kernel_for(op));
   state->fallback =
       std::make_unique<torch::Library>(torch::Library::IMPL, "_", c10::DispatchKey::MPS, __FILE__, __LINE__);
-  if (state->info.fallback_enabled) {
-    state->fallback->fallback(boxed<&warn_and_fall_back>());
-  } else {
-    state->fallback->fallback(boxed<&error_fallback>());
-  }
+  state->fallback->fallback(mps_fallback(state->info.fallback_enabled));
   return state->info;
 }
 
