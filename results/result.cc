@@ -1,5 +1,8 @@
-// Verdict names and ordering.
+// Verdict names and ordering; what samples were like.
 #include "results/result.h"
+
+#include <algorithm>
+#include <tuple>
 
 namespace mps_audit {
 
@@ -66,6 +69,31 @@ std::string_view skip_reason(const ProbeResult& r) {
     if (has(dtype_words)) return "cpu_dtype";
   }
   return "cpu_rejects_inputs";
+}
+
+bool SampleTraits::operator==(const SampleTraits& o) const {
+  auto tie = [](const SampleTraits& t) {
+    return std::tie(t.max_rank, t.max_numel, t.max_size, t.non_contiguous, t.storage_offset, t.duplicate_indices,
+                    t.out_of_range_indices, t.cpu_scalar, t.empty, t.channels_last, t.kwargs);
+  };
+  return tie(*this) == tie(o);
+}
+
+void SampleTraits::merge(const SampleTraits& o) {
+  max_rank = std::max(max_rank, o.max_rank);
+  max_numel = std::max(max_numel, o.max_numel);
+  max_size = std::max(max_size, o.max_size);
+  non_contiguous |= o.non_contiguous;
+  storage_offset |= o.storage_offset;
+  duplicate_indices |= o.duplicate_indices;
+  out_of_range_indices |= o.out_of_range_indices;
+  cpu_scalar |= o.cpu_scalar;
+  empty |= o.empty;
+  channels_last |= o.channels_last;
+  for (const auto& k : o.kwargs) {
+    auto at = std::lower_bound(kwargs.begin(), kwargs.end(), k);
+    if (at == kwargs.end() || *at != k) kwargs.insert(at, k);
+  }
 }
 
 }  // namespace mps_audit

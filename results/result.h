@@ -57,6 +57,39 @@ struct ExpectationNote {
   std::string macos;    // the condition: "*", "<15.0"
 };
 
+// What a record's samples that ran on the target were like: the input conditions that known MPS bugs depend on
+// (data/mps_known_bugs.yaml's `when`, emu/known_bugs.h). The prober fills it from every sample it ran on the target;
+// a known bug applies to a record only when one of them met its condition.
+struct SampleTraits {
+  int max_rank = 0;                   // the highest rank of a tensor argument
+  int64_t max_numel = 0;              // the most elements of one tensor argument
+  int64_t max_size = 0;               // the largest size of one dimension of a tensor argument
+  bool non_contiguous = false;        // a tensor argument that is neither contiguous nor channels-last contiguous
+  bool storage_offset = false;        // a tensor argument that starts at a storage offset (a view)
+  bool duplicate_indices = false;     // an index argument with a value repeated
+  bool out_of_range_indices = false;  // an index argument with a value outside its dimension (the CPU refuses it)
+  bool cpu_scalar = false;            // a 0-d CPU tensor operand beside device tensors
+  bool empty = false;                 // a tensor argument without elements
+  bool channels_last = false;         // a 4-d or 5-d tensor argument in channels-last layout
+  std::vector<std::string> kwargs;    // the keyword-only arguments a sample set ("dtype"), sorted, each once
+
+  bool operator==(const SampleTraits& o) const;
+  // Adds what another sample was like.
+  void merge(const SampleTraits& o);
+};
+
+// A known MPS bug of the ledger (emu/known_bugs.h) that a record may meet, as the record carries it.
+struct KnownBugNote {
+  std::string id;        // "pytorch-154881"
+  std::string kind;      // wrong_result, crash, hang, error
+  std::string when;      // the input condition: "rank_ge:5"
+  std::string met_by;    // what a sample had that met it ("a rank-5 argument"); empty when no sample met it
+  std::string seen_in;   // the first release it was seen in, or "unknown"
+  std::string fixed_in;  // the release that fixed it, or "unknown"
+  std::string source;    // the thread: "https://github.com/pytorch/pytorch/issues/154881"
+  std::string summary;
+};
+
 struct ProbeResult {
   std::string op;     // "aten::add.Tensor"
   std::string dtype;  // "float32"
@@ -75,6 +108,13 @@ struct ProbeResult {
   std::string basis;     // kBasisKernel, kBasisRegistry or kBasisExpectations; empty in files older than it
   std::string observed;  // the verdict the target gave, where PyTorch's expectations changed it; else empty
   std::optional<ExpectationNote> expectation;
+  SampleTraits traits;
+  // Samples whose outcome is not the record's own: a sample that failed only because of an operand of another dtype
+  // (a complex or float64 operand of a float32 record), as "sample 3: <why>". The record's verdict rests on the rest.
+  std::vector<std::string> sample_notes;
+  // Known MPS bugs of the ledger for this op x dtype on the emulated (or real) Mac: the one that decided the verdict
+  // first, when one did; the others annotate.
+  std::vector<KnownBugNote> known_bugs;
 };
 
 // Why an op x dtype was not probed, from a skip's message (empty for other verdicts):

@@ -32,6 +32,51 @@ nlohmann::json to_json(const ExpectationNote& e) {
           {"opinfo", e.opinfo}, {"source", e.source}, {"reason", e.reason},   {"macos", e.macos}};
 }
 
+nlohmann::json to_json(const SampleTraits& t) {
+  nlohmann::json j = nlohmann::json::object();
+  if (t.max_rank) j["max_rank"] = t.max_rank;
+  if (t.max_numel) j["max_numel"] = t.max_numel;
+  if (t.max_size) j["max_size"] = t.max_size;
+  const std::pair<const char*, bool> flags[] = {{"non_contiguous", t.non_contiguous},
+                                                {"storage_offset", t.storage_offset},
+                                                {"duplicate_indices", t.duplicate_indices},
+                                                {"out_of_range_indices", t.out_of_range_indices},
+                                                {"cpu_scalar", t.cpu_scalar},
+                                                {"empty", t.empty},
+                                                {"channels_last", t.channels_last}};
+  for (const auto& [name, on] : flags) {
+    if (on) j[name] = true;
+  }
+  if (!t.kwargs.empty()) j["kwargs"] = t.kwargs;
+  return j;
+}
+
+SampleTraits sample_traits_from_json(const nlohmann::json& j) {
+  SampleTraits t;
+  t.max_rank = j.value("max_rank", 0);
+  t.max_numel = j.value("max_numel", int64_t{0});
+  t.max_size = j.value("max_size", int64_t{0});
+  t.non_contiguous = j.value("non_contiguous", false);
+  t.storage_offset = j.value("storage_offset", false);
+  t.duplicate_indices = j.value("duplicate_indices", false);
+  t.out_of_range_indices = j.value("out_of_range_indices", false);
+  t.cpu_scalar = j.value("cpu_scalar", false);
+  t.empty = j.value("empty", false);
+  t.channels_last = j.value("channels_last", false);
+  t.kwargs = j.value("kwargs", std::vector<std::string>{});
+  return t;
+}
+
+nlohmann::json to_json(const KnownBugNote& b) {
+  return {{"id", b.id},           {"kind", b.kind},         {"when", b.when},     {"met_by", b.met_by},
+          {"seen_in", b.seen_in}, {"fixed_in", b.fixed_in}, {"source", b.source}, {"summary", b.summary}};
+}
+
+KnownBugNote known_bug_note_from_json(const nlohmann::json& j) {
+  return {j.value("id", ""),      j.value("kind", ""),     j.value("when", ""),   j.value("met_by", ""),
+          j.value("seen_in", ""), j.value("fixed_in", ""), j.value("source", ""), j.value("summary", "")};
+}
+
 nlohmann::json to_json(const ProbeResult& r) {
   nlohmann::json j = {{"op", r.op},
                       {"dtype", r.dtype},
@@ -47,6 +92,12 @@ nlohmann::json to_json(const ProbeResult& r) {
   if (!r.basis.empty()) j["basis"] = r.basis;
   if (!r.observed.empty()) j["observed"] = r.observed;
   if (r.expectation) j["expectation"] = to_json(*r.expectation);
+  if (!(r.traits == SampleTraits{})) j["traits"] = to_json(r.traits);
+  if (!r.sample_notes.empty()) j["sample_notes"] = r.sample_notes;
+  if (!r.known_bugs.empty()) {
+    j["known_bugs"] = nlohmann::json::array();
+    for (const auto& b : r.known_bugs) j["known_bugs"].push_back(to_json(b));
+  }
   if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
     j["max_abs_error"] = number(r.max_abs_error);
     j["max_rel_error"] = number(r.max_rel_error);
@@ -81,6 +132,11 @@ ProbeResult probe_result_from_json(const nlohmann::json& j) {
     r.expectation =
         ExpectationNote{e->value("kind", ""),   e->value("scope", ""),  e->value("release", ""), e->value("list", ""),
                         e->value("opinfo", ""), e->value("source", ""), e->value("reason", ""),  e->value("macos", "")};
+  }
+  if (const auto t = j.find("traits"); t != j.end() && t->is_object()) r.traits = sample_traits_from_json(*t);
+  r.sample_notes = j.value("sample_notes", std::vector<std::string>{});
+  if (const auto b = j.find("known_bugs"); b != j.end() && b->is_array()) {
+    for (const auto& one : *b) r.known_bugs.push_back(known_bug_note_from_json(one));
   }
   return r;
 }

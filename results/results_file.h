@@ -86,6 +86,10 @@ struct Results {
 };
 
 nlohmann::json to_json(const ExpectationNote& e);
+nlohmann::json to_json(const SampleTraits& t);
+SampleTraits sample_traits_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const KnownBugNote& b);
+KnownBugNote known_bug_note_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ProbeResult& r);
 ProbeResult probe_result_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const RunEnvironment& env);

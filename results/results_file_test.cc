@@ -48,6 +48,46 @@ TEST(ResultsFile, RoundTrips) {
   EXPECT_EQ(b.records.at(0).fallback_ops, std::vector<std::string>{"aten::sin.out"});
 }
 
+// What the samples were like, the samples set aside and the known bugs a record met come back as they were written.
+TEST(ResultsFile, TraitsSampleNotesAndKnownBugsRoundTrip) {
+  Results a = sample();
+  ProbeResult& p = a.records.at(0);
+  p.traits.max_rank = 5;
+  p.traits.max_numel = 70000;
+  p.traits.storage_offset = true;
+  p.traits.kwargs = {"dtype"};
+  p.sample_notes = {"sample 3: unsupported: a complex64 operand"};
+  p.known_bugs.push_back({"pytorch-154881", "crash", "rank_ge:5", "a rank-5 argument", "2.7.0", "unknown",
+                          "https://github.com/pytorch/pytorch/issues/154881", "cumsum on 5-D"});
+  const Results b = parse_results(render_results_json(a), "x.json");
+  const ProbeResult& q = b.records.at(0);
+  EXPECT_TRUE(q.traits == p.traits);
+  EXPECT_FALSE(q.traits.non_contiguous);
+  EXPECT_EQ(q.sample_notes, p.sample_notes);
+  ASSERT_EQ(q.known_bugs.size(), 1u);
+  EXPECT_EQ(q.known_bugs[0].met_by, "a rank-5 argument");
+  EXPECT_EQ(q.known_bugs[0].source, "https://github.com/pytorch/pytorch/issues/154881");
+  EXPECT_EQ(render_results_json(b), render_results_json(a));
+  // A record without any of them writes none of them.
+  EXPECT_EQ(render_results_json(sample()).find("traits"), std::string::npos);
+}
+
+// Two samples' traits together: the larger of each number, any of each flag, the keywords of both once, sorted.
+TEST(ResultsFile, TraitsOfSamplesMerge) {
+  SampleTraits a, b;
+  a.max_rank = 2;
+  a.max_size = 100;
+  a.kwargs = {"dtype"};
+  b.max_rank = 5;
+  b.non_contiguous = true;
+  b.kwargs = {"dim", "dtype"};
+  a.merge(b);
+  EXPECT_EQ(a.max_rank, 5);
+  EXPECT_EQ(a.max_size, 100);
+  EXPECT_TRUE(a.non_contiguous);
+  EXPECT_EQ(a.kwargs, (std::vector<std::string>{"dim", "dtype"}));
+}
+
 // The records are written on threads of their own and put into the rest of the document: the text must be the
 // document written at once, byte for byte, for no records, one, and enough for several threads, with messages that
 // hold what JSON escapes (line breaks, quotes, control characters) and what it does not (UTF-8, brackets).
