@@ -101,7 +101,9 @@ int main(int argc, char** argv) {
       "--emu-release", run_opts.emu_release,
       "mps-emu: the release to emulate, a folder or a shipped release's version (2.11.0; default: the linked "
       "libtorch's)");
-  run->add_option("--emu-macos", run_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
+  run->add_option("--emu-macos", run_opts.emu_macos,
+                  "mps-emu: the Mac's macOS, major.minor (13.3; default: the newest the release's data names)");
+  run->add_option("--emu-chip", run_opts.emu_chip, "mps-emu: the Mac's chip: m1, m2, m3, m4, m5 or any")
       ->capture_default_str();
   run->add_option("--expectations", run_opts.expectations,
                   "PyTorch's own MPS test expectations: auto (predict on mps-emu, check on mps), predict, check, off")
@@ -192,7 +194,9 @@ int main(int argc, char** argv) {
   model->add_option("--target", model_opts.target, "auto, mps, mps-emu, cuda or cpu")->capture_default_str();
   model->add_option("--emu-release", model_opts.emu_release,
                     "mps-emu: the release to emulate, a folder or a shipped release's version (2.11.0)");
-  model->add_option("--emu-macos", model_opts.emu_macos, "mps-emu: macOS version of the dtype rules")
+  model->add_option("--emu-macos", model_opts.emu_macos,
+                    "mps-emu: the Mac's macOS, major.minor (13.3; default: the newest the release's data names)");
+  model->add_option("--emu-chip", model_opts.emu_chip, "mps-emu: the Mac's chip: m1, m2, m3, m4, m5 or any")
       ->capture_default_str();
   model->add_option("--fallback", model_opts.fallback, "PYTORCH_ENABLE_MPS_FALLBACK for the target: on or off")
       ->capture_default_str();

@@ -4,6 +4,7 @@
 #include "common/diagnostics.h"
 #include "common/flags.h"
 #include "common/output_file.h"
+#include "emu/emulated_mac.h"
 #include "emu/timeline.h"
 #include "registry/op_tier.h"
 #include "report/coverage_page.h"
@@ -12,8 +13,7 @@ namespace mps_audit {
 
 int run_coverage(const CoverageOptions& options, std::ostream& out) {
   check_choice("--format", options.format, {"md", "html"});
-  check_macos("--macos", options.macos);
-  const emu::Timeline timeline = emu::compute_timeline("", options.macos);
+  const emu::Timeline timeline = emu::compute_timeline("", emu::parse_emu_macos("--macos", options.macos));
   const CoreOps& core = shipped_core_ops();
   emit(options.format == "html" ? render_coverage_html(timeline, core) : render_coverage_md(timeline, core),
        options.output, out);

@@ -8,9 +8,9 @@
 namespace mps_audit {
 
 struct CoverageOptions {
-  std::string format = "md";  // md, html
-  int macos = 14;             // the macOS PyTorch's lists' conditions are read for
-  std::string output;         // a file (written atomically); empty or "-": standard output
+  std::string format = "md";   // md, html
+  std::string macos = "14.0";  // the macOS PyTorch's lists' conditions are read for, major.minor
+  std::string output;          // a file (written atomically); empty or "-": standard output
 };
 
 int run_coverage(const CoverageOptions& options, std::ostream& out);

@@ -8,8 +8,8 @@
 namespace mps_audit::emu {
 
 struct TimelineOptions {
-  std::string ops;  // regular expression on "aten::name.overload"; empty: every operator
-  int macos = 14;
+  std::string ops;              // regular expression on "aten::name.overload"; empty: every operator
+  std::string macos = "14.0";   // major.minor
   std::string format = "text";  // text, md, json
   std::string output;           // a file; empty or "-": standard output
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/diagnostics.h"
+#include "results/result.h"
 
 namespace mps_audit::emu {
 
@@ -18,19 +19,39 @@ inline constexpr const char* kExpectationsFile = "mps_expectations.tsv";
 inline constexpr const char* kExpectationsFormat = "mps-audit-expectations/1";
 
 enum class ExpectationKind {
-  kUnimplemented,  // the MPS kernel does not implement the dtype: it refuses it
-  kWrong,          // known wrong results
-  kError,          // raises on MPS
-  kCrash,          // crashes or hangs (PyTorch skips it)
-  kFlaky,          // sometimes fails
-  kNotABug,        // outputs that cannot be compared (random, ties, undefined): not a device bug
-  kPasses,         // known to pass (1.13.1's allow list): positive evidence, no failure
+  kUnimplemented,   // the MPS kernel does not implement the dtype: it refuses it
+  kWrong,           // known wrong results
+  kError,           // raises on MPS
+  kCrash,           // crashes or hangs (PyTorch skips it)
+  kFlaky,           // sometimes fails
+  kNotABug,         // outputs that cannot be compared (random, ties, undefined): not a device bug
+  kPasses,          // known to pass (1.13.1's allow list): positive evidence, no failure
+  kNotSeenPassing,  // an operator the allow list (1.13.1) names, in a dtype it does not: PyTorch did not see it pass.
+                    // Never a row of the file: expectation_for() derives it.
 };
 enum class ExpectationScope { kForward, kGradient, kErrorInputs, kSparse };
 
+enum class ExpectationMode {
+  kOff,      // the records are what the target gave (cuda, cpu, meta)
+  kPredict,  // emulated MPS: a failure PyTorch expects and the emulator cannot reproduce is reported as expected
+  kCheck,    // real MPS: a failure PyTorch expects is xfail, a pass where it expects a failure is xpass
+};
+
 std::string_view to_string(ExpectationKind kind);
-// Every kind but not_a_bug and passes: PyTorch expects the pair to fail on real MPS. By name, as records carry it.
+// Every kind but not_a_bug, passes and not_seen_passing: PyTorch expects the pair to fail on real MPS, at least at
+// times. By name, as records carry it.
 bool is_failure_kind(std::string_view kind);
+// Whether an expectation is evidence enough to decide a verdict (Note [Expected verdicts]): a failure the emulator
+// cannot reproduce (unimplemented, wrong, error, crash). Flaky, not_a_bug and not_seen_passing entries, and entries
+// about conversions to another dtype (below), annotate.
+// An entry of an OpInfo whose samples convert to other dtypes (the `to` OpInfo, the dtype methods, the *_like and
+// new_* factories, which PyTorch keys on every dtype; a "with_dtype" variant such as log_softmax's, which passes
+// dtype=float64) is about converting to a dtype MPS lacks, which the emulator's dtype rules refuse themselves: it
+// annotates.
+bool decides_verdict(std::string_view kind, bool every_dtype, std::string_view macos, std::string_view opinfo);
+// Whether an OpInfo's samples convert to other dtypes (see decides_verdict()).
+bool converts(std::string_view opinfo);
+bool decides_verdict(const ExpectationNote& note);
 std::string_view to_string(ExpectationScope scope);
 
 // A macOS version as major * 100 + minor: 14.4 -> 1404, 26 -> 2600.
@@ -38,19 +59,25 @@ using MacosVersion = int;
 // "14.4.1" -> 1404, "26" -> 2600; nullopt when it does not start with a number.
 std::optional<MacosVersion> parse_macos_version(std::string_view text);
 
+// A macOS condition's bounds: (true: below, false: at least) the version; all must hold.
+using MacosBounds = std::vector<std::pair<bool, MacosVersion>>;
+// "*" (none), "<15.0", ">=13.3,<14.4" -> its bounds. Else nullopt, with the bound that is none and its offset.
+std::optional<MacosBounds> parse_macos_condition(std::string_view text, std::string& bad, size_t& bad_offset);
+bool holds_on(const MacosBounds& bounds, MacosVersion macos);
+
 struct Expectation {
   std::string op;                   // "aten::pow" (every overload), "aten::pow.Scalar" (one), "*" (every operator)
   std::vector<std::string> dtypes;  // empty: every dtype
   ExpectationKind kind = ExpectationKind::kError;
   ExpectationScope scope = ExpectationScope::kForward;
-  std::string macos;                                  // the condition as written: "*", "<15.0", ">=13.3,<15.0"
-  std::vector<std::pair<bool, MacosVersion>> bounds;  // (true: below, false: at least) the version; all must hold
+  std::string macos;  // the condition as written: "*", "<15.0", ">=13.3,<15.0"
+  MacosBounds bounds;
   std::string list, opinfo, mapping, source, reason;
   SourceLocation where;
 
   bool holds_on(MacosVersion macos) const;
   bool covers(std::string_view dtype) const;
-  // Every kind but kNotABug and kPasses: PyTorch expects this pair to fail on real MPS.
+  // decides_verdict() of this row: evidence enough of a failure to decide a verdict.
   bool is_failure() const;
 };
 

@@ -216,6 +216,87 @@ TEST(ExpectedVerdicts, CheckMarksExpectedFailuresXfailAndStaleEntriesXpass) {
   EXPECT_FALSE(spec_xfail.expectation);
 }
 
+// Rows of each kind of evidence, for Note [Expected verdicts]'s rules.
+const Expectations& evidence() {
+  static const Expectations e = Expectations::parse(
+      "# mps-audit-expectations/1\n"
+      "# release: 1.13.1\n"
+      "aten::mul\t*\tflaky\tforward\t*\tBLOCKLIST\tmul\taten_name\ttest_mps.py:7649\tflaky\n"
+      "aten::nonzero\tfloat32\tcrash\tforward\t*\tBLOCKLIST\tnonzero\taten_name\ttest_mps.py:7651\t\n"
+      "aten::to\t*\tunimplemented\tforward\t*\tUNIMPLEMENTED_XFAILLIST\tto\taten_name\tcommon_mps.py:590\t\n"
+      "aten::matrix_exp\t*\twrong\tforward\t<15.0\tMACOS_BEFORE_15_0_XFAILLIST\tmatrix_exp\taten_name\tc.py:9\t\n"
+      "aten::sin\tfloat32\tpasses\tforward\t*\tALLOWLIST_OP\tsin\taten_name\ttest_mps.py:7200\t\n"
+      "aten::log_softmax.int\tfloat32\tunimplemented\tforward\t*\tUNIMPLEMENTED_XFAILLIST\tlog_softmaxwith_dtype\t"
+      "aten_name\tcommon_mps.py:613\t\n",
+      "evidence.tsv");
+  return e;
+}
+
+// A flaky entry never changes a verdict, over a pass or over a fallback, on emulated MPS or on a real Mac: the record
+// carries it.
+TEST(ExpectedVerdicts, AFlakyEntryAnnotatesAndNeverDecides) {
+  for (const ExpectationMode mode : {ExpectationMode::kPredict, ExpectationMode::kCheck}) {
+    for (const Verdict seen : {Verdict::kPass, Verdict::kFallback}) {
+      ProbeResult r = record("aten::mul.Tensor", "float32", seen);
+      apply_expectations(r, evidence(), mode, 1400);
+      EXPECT_EQ(r.verdict, seen) << to_string(mode);
+      EXPECT_TRUE(r.observed.empty());
+      ASSERT_TRUE(r.expectation);
+      EXPECT_EQ(r.expectation->kind, "flaky");
+      EXPECT_FALSE(decides_verdict(*r.expectation));
+    }
+  }
+}
+
+// A crash entry over a pass is a known failure; over an observed fallback, the fallback stays what the record says.
+TEST(ExpectedVerdicts, ACrashEntryDecidesAPassButNeverAnObservedFallback) {
+  ProbeResult passed = record("aten::nonzero", "float32", Verdict::kPass);
+  apply_expectations(passed, evidence(), ExpectationMode::kPredict, 1400);
+  EXPECT_EQ(passed.verdict, Verdict::kKnownFailure);
+  EXPECT_EQ(passed.observed, "pass");
+  ProbeResult fell_back = record("aten::nonzero", "float32", Verdict::kFallback);
+  apply_expectations(fell_back, evidence(), ExpectationMode::kPredict, 1400);
+  EXPECT_EQ(fell_back.verdict, Verdict::kFallback);
+  EXPECT_EQ(fell_back.basis, kBasisRegistry);
+  ASSERT_TRUE(fell_back.expectation);
+  EXPECT_EQ(fell_back.expectation->kind, "crash");
+}
+
+// An entry keyed on a whole OpInfo is about some of its inputs: it annotates every call of the operator, unless it
+// states the condition it is about (a macOS range).
+TEST(ExpectedVerdicts, AWholeOpInfoEntryAnnotatesUnlessItStatesItsCondition) {
+  ProbeResult to = record("aten::to.dtype", "float32", Verdict::kPass);
+  apply_expectations(to, evidence(), ExpectationMode::kPredict, 1400);
+  EXPECT_EQ(to.verdict, Verdict::kPass);
+  ASSERT_TRUE(to.expectation);
+  EXPECT_TRUE(to.expectation->every_dtype);
+  ProbeResult exp14 = record("aten::matrix_exp", "float32", Verdict::kPass);
+  apply_expectations(exp14, evidence(), ExpectationMode::kPredict, 1400);
+  EXPECT_EQ(exp14.verdict, Verdict::kKnownFailure);
+  // An OpInfo variant that converts with dtype= is about that conversion, not about every call in float32.
+  ProbeResult with_dtype = record("aten::log_softmax.int", "float32", Verdict::kPass);
+  apply_expectations(with_dtype, evidence(), ExpectationMode::kPredict, 1400);
+  EXPECT_EQ(with_dtype.verdict, Verdict::kPass);
+  ASSERT_TRUE(with_dtype.expectation);
+  EXPECT_FALSE(with_dtype.expectation->decided);
+  ProbeResult exp15 = record("aten::matrix_exp", "float32", Verdict::kPass);
+  apply_expectations(exp15, evidence(), ExpectationMode::kPredict, 1500);
+  EXPECT_EQ(exp15.verdict, Verdict::kPass);
+}
+
+// An allow list's silence on a dtype is noted as not seen passing, and decides nothing.
+TEST(ExpectedVerdicts, ADtypeTheAllowListDoesNotNameIsNotSeenPassing) {
+  ProbeResult half = record("aten::sin", "float16", Verdict::kPass);
+  apply_expectations(half, evidence(), ExpectationMode::kPredict, 1400);
+  EXPECT_EQ(half.verdict, Verdict::kPass);
+  ASSERT_TRUE(half.expectation);
+  EXPECT_EQ(half.expectation->kind, "not_seen_passing");
+  EXPECT_NE(half.expectation->reason.find("float32"), std::string::npos) << half.expectation->reason;
+  ProbeResult single = record("aten::sin", "float32", Verdict::kPass);
+  apply_expectations(single, evidence(), ExpectationMode::kPredict, 1400);
+  EXPECT_FALSE(single.expectation);
+}
+
 TEST(ExpectedVerdicts, ModeFollowsTheTargetAndRefusesOtherTargets) {
   EXPECT_EQ(expectation_mode("auto", "mps-emu"), ExpectationMode::kPredict);
   EXPECT_EQ(expectation_mode("auto", "mps"), ExpectationMode::kCheck);

@@ -7,39 +7,43 @@
 #include <string>
 
 #include "emu/expectations.h"
+#include "emu/known_bugs.h"
 #include "results/result.h"
 #include "results/results_file.h"
 
 namespace mps_audit::emu {
-
-enum class ExpectationMode {
-  kOff,      // the records are what the target gave (cuda, cpu, meta)
-  kPredict,  // emulated MPS: a failure PyTorch expects and the emulator cannot reproduce is reported as expected
-  kCheck,    // real MPS: a failure PyTorch expects is xfail, a pass where it expects a failure is xpass
-};
 
 // --expectations: "auto" (predict on mps-emu, check on mps, off elsewhere), "predict", "check" or "off". Throws
 // UserError for anything else, and for predict or check on a target that is not MPS.
 ExpectationMode expectation_mode(const std::string& requested, const std::string& target);
 std::string to_string(ExpectationMode mode);
 
-// The expectations a run (or a model audit) applies, and for which macOS: read from `release_dir`, the emulated
-// release's folder on mps-emu and the linked libtorch's shipped one on a Mac; none when the mode is off or the folder
-// has no mps_expectations.tsv. `host_macos` is the Mac's version ("14.5"), for mps.
+// The evidence a run (or a model audit) applies, and for which Mac: PyTorch's expectations, read from `release_dir`
+// (the emulated release's folder on mps-emu and the linked libtorch's shipped one on a Mac), and the ledger of known
+// MPS bugs; none when the mode is off. `host_macos` is the Mac's version ("14.5"), for mps.
 struct RunExpectations {
   ExpectationMode mode = ExpectationMode::kOff;
   std::optional<Expectations> expectations;
+  std::optional<KnownBugs> known_bugs;
   std::string release_dir;   // where they were looked for
-  std::string macos;         // "14" (emulated) or "14.5"
+  std::string release;       // the release they are of ("2.11.0"), for the ledger's seen_in and fixed_in
+  std::string macos;         // "14.0" (emulated) or "14.5"
   MacosVersion version = 0;  // the same, to compare with the entries' conditions
+  EmulatedMac mac;           // the same, with the chip (any on a real Mac until it says which)
+
+  // PyTorch's expectations of `scope`, then the ledger, to a record of the target.
+  void apply(ProbeResult& r, ExpectationScope scope = ExpectationScope::kForward) const;
 
   // The results' environment block (RunEnvironment::expectations...); nothing when none apply.
   void describe(RunEnvironment& env) const;
   // "expectations: none: ... has no mps_expectations.tsv ..." when the mode asks for some and none were found, else "".
   std::string none_line(const std::string& target) const;
 };
+// `emu_macos` and `emu_chip` are the flags as given (empty macOS: the newest the release's data names); they are
+// checked here, and throw UserError with the valid values.
 RunExpectations run_expectations(ExpectationMode mode, const std::string& target, const std::string& release_dir,
-                                 int emu_macos, const std::string& host_macos);
+                                 const std::string& emu_macos, const std::string& emu_chip,
+                                 const std::string& host_macos, const std::string& host_chip = "");
 
 // The note a record carries of an expectation.
 ExpectationNote note_of(const Expectation& e, const std::string& release);

@@ -11,7 +11,9 @@
 #include "common/diagnostics.h"
 #include "common/output_file.h"
 #include "common/text.h"
+#include "emu/emulated_mac.h"
 #include "emu/expectations.h"
+#include "emu/known_bugs.h"
 #include "registry/load_registry.h"
 #include "registry/release_data.h"
 #include "registry/release_range.h"
@@ -81,7 +83,7 @@ nlohmann::json range_json(const Timeline& t, const std::string& first) {
 
 }  // namespace
 
-Timeline compute_timeline(const std::string& ops_regex, int macos_major) {
+Timeline compute_timeline(const std::string& ops_regex, MacosVersion macos) {
   std::regex filter;
   try {
     filter = std::regex(ops_regex.empty() ? ".*" : ops_regex);
@@ -89,11 +91,12 @@ Timeline compute_timeline(const std::string& ops_regex, int macos_major) {
     throw UserError(fmt::format("--ops: invalid regular expression '{}': {}", ops_regex, e.what()));
   }
   Timeline t;
-  t.macos = std::to_string(macos_major);
-  const MacosVersion macos = macos_major * 100;
+  t.macos = macos_text(macos);
   std::vector<Registry> registries;
   std::vector<std::optional<Expectations>> expectations;
   std::vector<bool> allow_list;
+  const std::optional<KnownBugs> bugs = load_shipped_known_bugs();
+  if (bugs) t.known_bugs = bugs->path();
   for (const auto& r : releases_or_throw()) {
     t.releases.push_back(r.version);
     t.dirs.push_back(r.dir);
@@ -146,6 +149,11 @@ Timeline compute_timeline(const std::string& ops_regex, int macos_major) {
         o.dtype_held_back_by[d] = fmt::format("{} {}, {}", x->list, to_string(x->kind), x->source);
       }
     }
+    if (bugs) {
+      for (const KnownBug* b : bugs->naming(name)) {
+        o.known_bugs.push_back({b->id, b->kind, b->when, "", b->seen_in, b->fixed_in, b->source, b->summary});
+      }
+    }
     t.ops.push_back(std::move(o));
   }
   return t;
@@ -183,17 +191,25 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
           dtypes[d]["held_back_by"] = it->second;
         }
       }
+      nlohmann::json bugs = nlohmann::json::array();
+      for (const auto& b : o.known_bugs) {
+        bugs.push_back({{"id", b.id},
+                        {"kind", b.kind},
+                        {"when", b.when},
+                        {"seen_in", b.seen_in},
+                        {"fixed_in", b.fixed_in},
+                        {"source", b.source}});
+      }
       ops.push_back({{"op", o.op},
                      {"status", o.status},
                      {"native_since", range_json(t, o.native_since)},
                      {"works_since", range_json(t, o.works_since)},
-                     {"dtypes", dtypes}});
+                     {"dtypes", dtypes},
+                     {"known_bugs", bugs}});
     }
-    return nlohmann::json{{"releases", t.releases},
-                          {"release_dirs", t.dirs},
-                          {"macos", t.macos},
-                          {"without_expectations", t.without_expectations},
-                          {"ops", ops}}
+    return nlohmann::json{{"releases", t.releases},     {"release_dirs", t.dirs},
+                          {"macos", t.macos},           {"without_expectations", t.without_expectations},
+                          {"known_bugs", t.known_bugs}, {"ops", ops}}
                .dump(1) +
            "\n";
   }
@@ -206,6 +222,15 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
     }
     return fmt::format("{}", fmt::join(parts, separator));
   };
+  // "pytorch-154881 (crash, rank_ge:5; fixed in 2.14.0)", linked in Markdown
+  const auto bugs_text = [&](const OpTimeline& o, bool markdown, const char* separator) {
+    std::vector<std::string> parts;
+    for (const auto& b : o.known_bugs) {
+      parts.push_back(fmt::format("{} ({}, {}; {})", markdown ? fmt::format("[{}]({})", b.id, b.source) : b.id, b.kind,
+                                  b.when, b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in));
+    }
+    return fmt::format("{}", fmt::join(parts, separator));
+  };
   std::string out;
   if (format == "md") {
     out += fmt::format(
@@ -213,12 +238,13 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
         "*Native since*: when it got an MPS kernel of its own; *works since*: when it began to run on MPS without the "
         "CPU fallback with the lists expecting no failure in float32; then each dtype the lists single out. Each is "
         "a range of the releases shipped: *after A, by B* holds in B and not in A, the shipped release before it; "
-        "*by A* holds in the oldest one already.\n\n| operator | native since | works since | by dtype |\n"
-        "| --- | --- | --- | --- |\n",
+        "*by A* holds in the oldest one already. *Known bugs*: the ledger's (data/mps_known_bugs.yaml), with the "
+        "release that fixed each.\n\n| operator | native since | works since | by dtype | known bugs |\n"
+        "| --- | --- | --- | --- | --- |\n",
         releases, lacking, t.macos);
     for (const auto& o : t.ops) {
-      out += fmt::format("| `{}` | {} | {} | {} |\n", o.op, since(o.native_since), since(o.works_since),
-                         dtype_text(o, "<br>"));
+      out += fmt::format("| `{}` | {} | {} | {} | {} |\n", o.op, since(o.native_since), since(o.works_since),
+                         dtype_text(o, "<br>"), bugs_text(o, true, "<br>"));
     }
     return out;
   }
@@ -226,8 +252,9 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
                      releases, lacking, t.macos);
   out += fmt::format("{:<48} {:<23} {:<23} {}\n", "operator", "native since", "works since", "by dtype");
   for (const auto& o : t.ops) {
-    out += fmt::format("{:<48} {:<23} {:<23} {}\n", o.op, since(o.native_since), since(o.works_since),
-                       dtype_text(o, "; "));
+    const std::string bugs = bugs_text(o, false, ", ");
+    out += fmt::format("{:<48} {:<23} {:<23} {}{}\n", o.op, since(o.native_since), since(o.works_since),
+                       dtype_text(o, "; "), bugs.empty() ? "" : "; known bugs: " + bugs);
   }
   return out;
 }

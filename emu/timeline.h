@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "emu/expectations.h"
 #include "registry/registry.h"
 #include "results/results_file.h"
 
@@ -31,6 +32,8 @@ struct OpTimeline {
   // What the newest release's lists still expect to fail: "UNIMPLEMENTED_XFAILLIST unimplemented" (list and kind) ->
   // its dtypes, "*" for every dtype.
   std::map<std::string, std::set<std::string>> still_failing;
+  // The known MPS bugs of the ledger that name the operator (emu/known_bugs.h), each with the release that fixed it.
+  std::vector<KnownBugNote> known_bugs;
 };
 
 struct Timeline {
@@ -38,11 +41,13 @@ struct Timeline {
   std::vector<std::string> dirs;
   std::string macos;                              // the macOS the lists' conditions were read for ("14")
   std::vector<std::string> without_expectations;  // releases that ship no mps_expectations.tsv
+  std::string known_bugs;                         // the ledger read, empty when none
   std::vector<OpTimeline> ops;                    // by name
 };
 
 // Over the shipped releases (registry/release_data.h). Throws UserError for a bad --ops or when none is shipped.
-Timeline compute_timeline(const std::string& ops_regex, int macos);
+// `macos`: 1303 for 13.3 (emu/emulated_mac.h).
+Timeline compute_timeline(const std::string& ops_regex, MacosVersion macos);
 // Only the native-since column, for the operators of a run: the shipped releases, and for each of `ops` the first of
 // them with a native MPS kernel. `loaded`: a release's MPS registry the caller has already (version -> registry).
 ReleaseTimeline native_since(const std::vector<std::string>& ops,

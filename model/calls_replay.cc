@@ -52,7 +52,8 @@ std::string call_status(Verdict v, bool probed) {
 }
 
 bool expected_to_fail(const ReplayedCall& c) {
-  return c.expectation && c.expectation->kind != "flaky" && emu::is_failure_kind(c.expectation->kind);
+  return (c.expectation && emu::decides_verdict(*c.expectation)) ||
+         (!c.known_bugs.empty() && c.known_bugs.front().decided);
 }
 
 CallsAudit analyse_calls(CallsFile file, Results results) {
@@ -77,6 +78,8 @@ CallsAudit analyse_calls(CallsFile file, Results results) {
       rc.probed = true;
       rc.verdict = r.verdict;
       if (r.expectation) rc.expectation = r.expectation;
+      rc.known_bugs = r.known_bugs;
+      if (!r.known_bugs.empty() && r.known_bugs.front().decided) a.known_bug_calls += c.count;
       if (r.verdict == Verdict::kKnownFailure) rc.verdict = parse_verdict(r.observed).value_or(Verdict::kPass);
       if (expected_to_fail(rc)) a.expected_failures += c.count;
       if (rc.expectation && rc.expectation->kind == "flaky") a.flaky_calls += c.count;
@@ -125,6 +128,7 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   run.target = o.target;
   run.emu_release = o.emu_release;
   run.emu_macos = o.emu_macos;
+  run.emu_chip = o.emu_chip;
   run.fallback = o.fallback;
   run.expectations = o.expectations;
   run.out_dir = join_path(o.out_dir, "replay");

@@ -17,10 +17,11 @@
 namespace mps_audit {
 
 struct CallsOptions {
-  std::string calls;            // the calls file
-  std::string target = "auto";  // auto, mps, mps-emu, cuda, cpu
-  std::string emu_release;      // mps-emu: a release folder or a shipped release's version
-  int emu_macos = 14;
+  std::string calls;             // the calls file
+  std::string target = "auto";   // auto, mps, mps-emu, cuda, cpu
+  std::string emu_release;       // mps-emu: a release folder or a shipped release's version
+  std::string emu_macos;         // mps-emu: "13.3"; empty: the newest the release's data names
+  std::string emu_chip = "any";  // mps-emu: m1 ... m5, or any
   std::string fallback = "on";
   std::string expectations = "auto";
   std::string out_dir = "out";
@@ -43,6 +44,9 @@ struct ReplayedCall {
   // Where it made the record a known_failure, `verdict` is what the target did (the record's `observed`), as the
   // TorchScript audit reports it, and the expectation is reported beside it.
   std::optional<ExpectationNote> expectation;
+  // The known MPS bugs of the ledger its op x dtype may meet (Note [Known bugs] in emu/known_bugs.cc), the one that
+  // decided the record first, each with the release that fixed it.
+  std::vector<KnownBugNote> known_bugs;
 };
 
 // A line of the program, with every call made there.
@@ -62,6 +66,7 @@ struct CallsAudit {
   int64_t probed_calls = 0, fallback_calls = 0, failed_calls = 0;
   int64_t expected_failures = 0;                 // calls PyTorch's own MPS test lists expect to fail on a real Mac
   int64_t flaky_calls = 0;                       // calls whose op x dtype the lists skip as flaky
+  int64_t known_bug_calls = 0;                   // calls whose op x dtype a sample showed to meet a known MPS bug
   double seconds = 0, fallback_seconds = 0;      // recorded operator time, all and of the calls that fall back
   int64_t bytes_to_cpu = 0, bytes_from_cpu = 0;  // the calls that fall back: their arguments, and results back
   std::map<std::string, int64_t> not_probed;     // why -> calls

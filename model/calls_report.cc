@@ -55,12 +55,20 @@ bool trouble(const ReplayedCall& c) {
   return fails(c) || expected_to_fail(c);
 }
 
-// Any entry of a failure kind, flaky ones too.
+// Any entry of a failure kind, flaky ones too, then the known bugs its op x dtype meets or may meet, with the release
+// that fixed each.
 std::string expectation_text(const ReplayedCall& c) {
-  if (!c.expectation || !emu::is_failure_kind(c.expectation->kind)) return "";
-  const ExpectationNote& n = *c.expectation;
-  return fmt::format("{}{} ({}, PyTorch {})", n.kind, n.scope == "forward" ? "" : " (" + n.scope + ")", n.list,
-                     n.release);
+  std::vector<std::string> parts;
+  if (c.expectation && emu::is_failure_kind(c.expectation->kind)) {
+    const ExpectationNote& n = *c.expectation;
+    parts.push_back(fmt::format("{}{} ({}, PyTorch {})", n.kind, n.scope == "forward" ? "" : " (" + n.scope + ")",
+                                n.list, n.release));
+  }
+  for (const auto& b : c.known_bugs) {
+    parts.push_back(fmt::format("{} {} ({} when {}; {})", b.decided ? "meets" : "may meet", b.id, b.kind, b.when,
+                                b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 std::string cpu_or_why(const ReplayedCall& c) {
@@ -71,10 +79,11 @@ std::string cpu_or_why(const ReplayedCall& c) {
 std::string headline(const CallsAudit& a) {
   return fmt::format(
       "{} of {} replayed operator calls ({}) fall back to the CPU, {} of the recorded operator time; {} fail on the "
-      "target; PyTorch's own MPS test lists expect {} to fail on a real Mac{}",
+      "target; PyTorch's own MPS test lists and the known MPS bugs expect {} to fail on a real Mac{}{}",
       a.fallback_calls, a.probed_calls, percent(a.fallback_calls, a.probed_calls),
       percent(a.fallback_seconds, a.seconds), a.failed_calls, a.expected_failures,
-      a.flaky_calls ? fmt::format(" (and skip {} more as flaky)", a.flaky_calls) : "");
+      a.known_bug_calls ? fmt::format(" ({} of them meet a known bug)", a.known_bug_calls) : "",
+      a.flaky_calls ? fmt::format(" (and note {} more as flaky)", a.flaky_calls) : "");
 }
 
 std::string incomplete_line(const CallsAudit& a) {
@@ -158,6 +167,7 @@ std::string render_calls_json(const CallsAudit& a) {
                    {"failed_calls", a.failed_calls},
                    {"expected_failures", a.expected_failures},
                    {"flaky_calls", a.flaky_calls},
+                   {"known_bug_calls", a.known_bug_calls},
                    {"seconds", a.seconds},
                    {"fallback_seconds", a.fallback_seconds},
                    {"fallback_time_share", share(a.fallback_seconds, a.seconds)},

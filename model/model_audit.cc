@@ -350,13 +350,28 @@ std::string resolve_model_target(const ModelOptions& o, const RunEnvironment& ho
 
 // PyTorch's own expectations of real MPS for each call (Note [Expected verdicts] in emu/expected_verdicts.cc): those of
 // its operator, and in a training step, for a forward call, those of its gradient, since backward runs through it.
+emu::RunExpectations model_evidence(const ModelOptions& o, const std::string& target, const std::string& host_macos,
+                                    const std::string& host_chip = "") {
+  return emu::run_expectations(emu::expectation_mode("auto", target), target,
+                               target != "mps-emu"      ? emu::find_release_dir(compat::kTorchVersion)
+                               : !o.emu_release.empty() ? o.emu_release
+                                                        : emu::default_release_dir(),
+                               o.emu_macos, o.emu_chip, host_macos, host_chip);
+}
+
 void attach_expectations(ModelAudit& audit, const ModelOptions& o, const std::string& target) {
   const emu::RunExpectations expecting =
-      emu::run_expectations(emu::expectation_mode("auto", target), target,
-                            target != "mps-emu"      ? emu::find_release_dir(compat::kTorchVersion)
-                            : !o.emu_release.empty() ? o.emu_release
-                                                     : emu::default_release_dir(),
-                            o.emu_macos, audit.environment.macos);
+      model_evidence(o, target, audit.environment.macos, target == "mps" ? audit.environment.chip : "");
+  if (expecting.known_bugs) {
+    for (auto& c : audit.ops) {
+      ProbeResult notes;
+      notes.op = c.op;
+      notes.dtype = c.dtype;
+      notes.verdict = Verdict::kFallback;  // a verdict no known bug changes: they are only carried
+      emu::apply_known_bugs(notes, *expecting.known_bugs, expecting.release, expecting.mac, expecting.mode);
+      c.known_bugs = std::move(notes.known_bugs);
+    }
+  }
   if (!expecting.expectations) return;
   expecting.describe(audit.environment);
   const emu::Expectations& expectations = *expecting.expectations;
@@ -388,6 +403,8 @@ ModelOptions checked_options(const ModelOptions& requested) {
   check_choice("--optimizer", o.optimizer, {"sgd", "adam", "adamw"});
   check_at_least("--input-high", o.input_high, 1);
   check_positive_seconds("--timeout", o.timeout_s);
+  if (!o.emu_macos.empty()) emu::parse_emu_macos("--emu-macos", o.emu_macos);
+  emu::parse_chip("--emu-chip", o.emu_chip);
   for (const auto& text : o.inputs) parse_input(text);
   return o;
 }
@@ -452,7 +469,8 @@ int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, Prog
   // the devices registered then, so MPS must be registered before the CPU reference's backward.
   if (target == "mps-emu") {
     ::setenv("PYTORCH_ENABLE_MPS_FALLBACK", o.fallback == "on" ? "1" : "0", 1);
-    audit.environment.emulator = emu::activate_mps_emulator({o.emu_release, o.emu_macos}).label();
+    const int macos_major = model_evidence(o, target, "").version / 100;
+    audit.environment.emulator = emu::activate_mps_emulator({o.emu_release, macos_major}).label();
     register_cpu_references_for_mps_only_ops();
   }
 

@@ -20,8 +20,9 @@ struct ModelOptions {
   int64_t input_high = 100;         // integer inputs are drawn from [0, input_high); bool inputs from {0, 1}
   std::string target = "auto";      // auto, mps, mps-emu, cuda, cpu
   std::string emu_release;          // mps-emu: release folder; empty: the linked libtorch's
-  int emu_macos = 14;
-  std::string fallback = "on";  // PYTORCH_ENABLE_MPS_FALLBACK for the target: on or off
+  std::string emu_macos;            // mps-emu: "13.3"; empty: the newest the release's data names
+  std::string emu_chip = "any";     // mps-emu: m1 ... m5, or any
+  std::string fallback = "on";      // PYTORCH_ENABLE_MPS_FALLBACK for the target: on or off
   std::string out_dir = "out";
   std::vector<std::string> formats = {"json", "md"};  // json, md, html
   bool train = false;                                 // one training step instead of a forward pass
@@ -55,6 +56,10 @@ struct ModelOpCall {
   // PyTorch's own expectation of real MPS for the call (Note [Expected verdicts] in emu/expected_verdicts.cc): its
   // own, or in a training step, for a forward call, its gradient's (backward runs through it).
   std::optional<ExpectationNote> expectation;
+  // The known MPS bugs of the ledger its operator and dtype may meet on the Mac the audit stands for (Note [Known
+  // bugs] in emu/known_bugs.cc), each with the release that fixed it. A model's calls are not probes with samples of
+  // their own: none of them decides, they tell what to look at.
+  std::vector<KnownBugNote> known_bugs;
 };
 
 struct Match {

@@ -57,6 +57,10 @@ nlohmann::json to_json(const ModelOpCall& c) {
     j["max_rel_error"] = number(c.max_rel_error);
   }
   if (c.expectation) j["expectation"] = to_json(*c.expectation);
+  if (!c.known_bugs.empty()) {
+    j["known_bugs"] = nlohmann::json::array();
+    for (const auto& b : c.known_bugs) j["known_bugs"].push_back(to_json(b));
+  }
   return j;
 }
 
@@ -255,7 +259,7 @@ std::string render_model_summary(const ModelAudit& a) {
       s += fmt::format("  mismatch {} ({}): the first call whose outputs differ from the CPU's: {}\n", c.op, c.phase,
                        c.mismatch_message);
     }
-    if (const auto& e = c.expectation; e && emu::is_failure_kind(e->kind)) {
+    if (const auto& e = c.expectation; e && emu::decides_verdict(*e)) {
       s += fmt::format("  expected to fail on real MPS: {} ({}, {}): PyTorch {}'s {} ({}) expects {}{}\n", c.op,
                        c.phase, c.dtype, e->release, e->list, e->source, e->kind,
                        e->scope == "forward" ? "" : " of its " + e->scope);
@@ -301,7 +305,7 @@ std::string render_model_markdown(const ModelAudit& a) {
   }
   std::string expected;
   for (const auto& c : a.ops) {
-    if (const auto& e = c.expectation; e && emu::is_failure_kind(e->kind)) {
+    if (const auto& e = c.expectation; e && emu::decides_verdict(*e)) {
       expected += fmt::format("| `{}` | {} | {} | {}{} | {} | {} | {} |\n", c.op, c.phase, c.dtype, e->kind,
                               e->scope == "forward" ? "" : " (its " + e->scope + ")", e->list, e->source,
                               markdown_cell(e->reason));
@@ -313,6 +317,20 @@ std::string render_model_markdown(const ModelAudit& a) {
         "step a forward call carries its gradient's entry, since backward runs through it.\n\n| operator | phase | "
         "dtype | expected | list | source | reason |\n| --- | --- | --- | --- | --- | --- | --- |\n{}",
         a.environment.expectations_release, a.environment.expectations_macos, a.environment.expectations, expected);
+  }
+  std::string bugs;
+  for (const auto& c : a.ops) {
+    for (const auto& b : c.known_bugs) {
+      bugs += fmt::format("| `{}` | {} | {} | [{}]({}) | {} | {} | {} |\n", c.op, c.phase, c.dtype, b.id, b.source,
+                          b.kind, b.when, b.fixed_in == "unknown" ? "not known" : b.fixed_in);
+    }
+  }
+  if (!bugs.empty()) {
+    s += fmt::format(
+        "\n## Known MPS bugs these calls may meet\n\nFrom the ledger of known MPS bugs ({}), on {}: whether a call "
+        "meets one depends on its inputs (the condition).\n\n| operator | phase | dtype | bug | kind | condition | "
+        "fixed in |\n| --- | --- | --- | --- | --- | --- | --- |\n{}",
+        a.environment.known_bugs, a.environment.expectations_mac, bugs);
   }
   s += "\n## Input shapes\n\n";
   for (const auto& c : a.ops) {

@@ -2,6 +2,7 @@
 // what a cell says is decided once, in coverage_rows().
 #include "report/coverage_page.h"
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -47,7 +48,18 @@ struct Row {
   std::vector<Cell> cells;  // per release
   std::string native_since, works_since;
   std::string still_failing;  // "int16, int64: UNIMPLEMENTED_XFAILLIST unimplemented; ..."
+  std::vector<KnownBugNote> known_bugs;
 };
+
+// "pytorch-154881: crash, rank_ge:5, fixed in 2.14.0" (the id linked by `link`)
+std::string bugs_text(const Row& r, const std::function<std::string(const KnownBugNote&)>& link) {
+  std::vector<std::string> parts;
+  for (const auto& b : r.known_bugs) {
+    parts.push_back(fmt::format("{}: {}, {}, {}", link(b), b.kind, b.when,
+                                b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
 
 // Rows per tier, each tier by operator name.
 std::map<OpTier, std::vector<Row>> coverage_rows(const emu::Timeline& t, const CoreOps& core) {
@@ -64,6 +76,7 @@ std::map<OpTier, std::vector<Row>> coverage_rows(const emu::Timeline& t, const C
           fmt::format("{}: {}", dtypes.count("*") ? "every dtype" : fmt::format("{}", fmt::join(dtypes, ", ")), list));
     }
     r.still_failing = fmt::format("{}", fmt::join(parts, "; "));
+    r.known_bugs = o.known_bugs;
     rows[op_tier(o.op, core)].push_back(std::move(r));
   }
   return rows;
@@ -110,8 +123,10 @@ std::string about(const emu::Timeline& t, const CoreOps& core, std::string (*tex
       "fails without), \u2014 (not in that release); partial: that release's own MPS test lists expect it to fail in "
       "some dtypes. Native since and works since (it runs on MPS without the CPU fallback, and the lists expect no "
       "failure in float32) are ranges of the shipped releases: after A, by B holds in B and not in A, the shipped "
-      "release before it; by A holds in the oldest one already. The last column names the dtypes {}'s lists still "
-      "expect to fail, and the list that says so ({} gives every dtype's own range). All of it rests on each "
+      "release before it; by A holds in the oldest one already. Then the dtypes {}'s lists still expect to fail, "
+      "and the list that says so ({} gives every dtype's own range), and the known MPS bugs of the ledger "
+      "(data/mps_known_bugs.yaml) that name the operator, each with the input that triggers it and the release that "
+      "fixed it. All of it rests on each "
       "release's native_functions.yaml with its hand-registered MPS kernels, and on PyTorch's own MPS test lists "
       "read for macOS {}; none of it on a run on a Mac. The Core ATen operators ({}) come first, then the other "
       "public operators, the internal ones (a name starting with _) and those that exist only for PyTorch's tests. "
@@ -160,15 +175,16 @@ std::string render_coverage_md(const emu::Timeline& t, const CoreOps& core) {
     head += " " + r + " |";
     rule += " --- |";
   }
-  head += fmt::format(" native since | works since | {}'s lists expect to fail |\n", newest);
-  rule += " --- | --- | --- |\n";
+  head += fmt::format(" native since | works since | {}'s lists expect to fail | known bugs |\n", newest);
+  rule += " --- | --- | --- | --- |\n";
   for (const auto& [tier, list] : rows) {
     out += fmt::format("\n<a id=\"{}\"></a>\n\n## {}: {}\n\n", to_string(tier), tier_title(tier), list.size());
     out += head + rule;
     for (const auto& r : list) {
       out += fmt::format("| `{}` |", r.op);
       for (const auto& c : r.cells) out += " " + c.text() + " |";
-      out += fmt::format(" {} | {} | {} |\n", r.native_since, r.works_since, markdown_cell(r.still_failing, 1000));
+      out += fmt::format(" {} | {} | {} | {} |\n", r.native_since, r.works_since, markdown_cell(r.still_failing, 1000),
+                         bugs_text(r, [](const KnownBugNote& b) { return fmt::format("[{}]({})", b.id, b.source); }));
     }
   }
   return out;
@@ -212,8 +228,9 @@ std::string render_coverage_html(const emu::Timeline& t, const CoreOps& core) {
 
   std::string head = "<thead><tr><th>operator</th>";
   for (const auto& r : t.releases) head += "<th>" + escape_html(r) + "</th>";
-  head += fmt::format("<th>native since</th><th>works since</th><th>{}'s lists expect to fail</th></tr></thead>",
-                      escape_html(newest));
+  head += fmt::format(
+      "<th>native since</th><th>works since</th><th>{}'s lists expect to fail</th><th>known bugs</th></tr></thead>",
+      escape_html(newest));
   for (const auto& [tier, list] : rows) {
     // The internal and test operators are many and matter to few: collapsed.
     const bool collapsed = tier == OpTier::kInternal || tier == OpTier::kTest;
@@ -224,8 +241,10 @@ std::string render_coverage_html(const emu::Timeline& t, const CoreOps& core) {
     for (const auto& r : list) {
       out += "<tr><th>" + escape_html(r.op) + "</th>";
       for (const auto& c : r.cells) out += fmt::format("<td class=\"v{}\">{}</td>", verdict_index(c.look()), c.text());
-      out += fmt::format("<td>{}</td><td>{}</td><td class=\"x\">{}</td></tr>\n", r.native_since, r.works_since,
-                         escape_html(r.still_failing));
+      out += fmt::format("<td>{}</td><td>{}</td><td class=\"x\">{}</td><td class=\"x\">{}</td></tr>\n", r.native_since,
+                         r.works_since, escape_html(r.still_failing), bugs_text(r, [](const KnownBugNote& b) {
+                           return fmt::format("<a href=\"{}\">{}</a>", escape_html(b.source), escape_html(b.id));
+                         }));
     }
     out += "</tbody></table>\n";
     if (collapsed) out += "</details>\n";

@@ -76,6 +76,42 @@ void add_stale_entries(MarkdownWriter& w, const Results& results) {
   w.add("```\n");
 }
 
+std::vector<std::string> evidence_rows(const std::vector<EvidenceRow>& rows) {
+  std::vector<std::string> out;
+  for (const auto& e : rows) {
+    out.push_back(fmt::format(
+        "| {} | {} | {} | {} |\n", e.link.empty() ? e.key : fmt::format("[{}]({})", e.key, e.link), e.records,
+        markdown_cell(e.detail, 200), markdown_cell(fmt::format("{}", fmt::join(e.examples, ", ")), 160)));
+  }
+  return out;
+}
+
+// Note [Evidence apart]
+// A known failure is a prediction, and says what it rests on: PyTorch's own lists, or a known bug of the ledger with
+// its thread; the failures the target showed are counted beside them. What decided nothing (flaky entries, entries
+// about some inputs, known bugs no sample met) is listed apart, as notes, never among the failures.
+void add_evidence(MarkdownWriter& w, const Evidence& e) {
+  const std::string head = "| evidence | op x dtype | what | for example |\n| --- | ---: | --- | --- |\n";
+  if (!e.lists.empty() || !e.bugs.empty()) {
+    w.add(
+        fmt::format("\n## What the known failures rest on\n\n{} failures were observed on the target itself; these "
+                    "rest on evidence of real Macs:\n\n",
+                    e.observed));
+    w.table(head, evidence_rows(e.lists), "PyTorch's lists");
+    if (!e.bugs.empty())
+      w.table("\nKnown MPS bugs (data/mps_known_bugs.yaml):\n\n" + head, evidence_rows(e.bugs), "known bugs");
+  }
+  if (!e.looks_fixed.empty()) {
+    w.add(
+        "\n## Known bugs that look fixed: confirm and close\n\nA sample met each bug's condition here and passed.\n\n");
+    w.table(head, evidence_rows(e.looks_fixed), "fixed bugs");
+  }
+  if (!e.annotations.empty()) {
+    w.add("\n## Notes, not verdicts\n\nEvidence that decided no verdict: each record carries it in results.json.\n\n");
+    w.table(head, evidence_rows(e.annotations), "notes");
+  }
+}
+
 }  // namespace
 
 std::string render_markdown(const Results& results, const RenderOptions& options) {
@@ -191,6 +227,7 @@ std::string render_markdown(const Results& results, const RenderOptions& options
   }
 
   add_stale_entries(w, results);
+  add_evidence(w, a.evidence);
 
   if (a.counts.of(Verdict::kSkip) > 0) {
     w.add(

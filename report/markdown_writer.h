@@ -59,7 +59,7 @@ class MarkdownWriter {
       std::string list = fmt::format("{}", fmt::join(left_out_, "; "));
       if (list.size() > kReserve / 2) list = list.substr(0, list.rfind("; ", kReserve / 2)) + "; and more";
       out_ += fmt::format("\n---\nLeft out to stay within {} characters: {}. Every row left out is in {}.\n",
-                          limit_ + kReserve, fmt::join(left_out_, "; "), rest_is_in_);
+                          limit_ + kReserve, list, rest_is_in_);
     }
     return std::move(out_);
   }

@@ -2,6 +2,7 @@
 #include "results/analysis.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -160,17 +161,18 @@ std::vector<std::string> dtypes_of(const std::vector<ProbeResult>& records) {
 std::string expectations_sentence(const Results& results) {
   const RunEnvironment& env = results.environment;
   if (env.expectations.empty()) return "";
-  size_t refused = 0, known = 0, xfail = 0, xpass = 0, carried = 0;
+  size_t refused = 0, known = 0, xfail = 0, xpass = 0, carried = 0, bugs = 0;
   for (const auto& r : results.records) {
+    if (r.basis == kBasisKnownBugs) ++bugs;
     if (!r.expectation) continue;
     ++carried;
     if (r.basis == kBasisExpectations) (r.verdict == Verdict::kUnsupported ? refused : known) += 1;
     if (!r.observed.empty() && r.verdict == Verdict::kXfail) ++xfail;
     if (!r.observed.empty() && r.verdict == Verdict::kXpass) ++xpass;
   }
-  const std::string whose = fmt::format("PyTorch {}'s own MPS test lists ({}), for macOS {}",
-                                        env.expectations_release.empty() ? "?" : env.expectations_release,
-                                        env.expectations, env.expectations_macos);
+  const std::string whose = fmt::format(
+      "PyTorch {}'s own MPS test lists ({}), for {}", env.expectations_release.empty() ? "?" : env.expectations_release,
+      env.expectations, env.expectations_mac.empty() ? "macOS " + env.expectations_macos : env.expectations_mac);
   const auto pairs = [](size_t n) { return fmt::format("{} op x dtype pair{}", n, n == 1 ? "" : "s"); };
   if (env.expectations_mode == "check") {
     return fmt::format(
@@ -179,10 +181,13 @@ std::string expectations_sentence(const Results& results) {
         whose, pairs(xfail), xpass);
   }
   return fmt::format(
-      "{}: {} they expect to fail on a real Mac ran fine here: {} refused as not implemented for "
-      "their dtype, {} known_failure; {} an entry of theirs",
-      whose, pairs(refused + known), refused, known,
-      carried == 1 ? "1 record carries" : fmt::format("{} records carry", carried));
+             "{}: {} they expect to fail on a real Mac ran fine here: {} refused as not implemented for "
+             "their dtype, {} known_failure; {} an entry of theirs",
+             whose, pairs(refused + known), refused, known,
+             carried == 1 ? "1 record carries" : fmt::format("{} records carry", carried)) +
+         (env.known_bugs.empty()
+              ? ""
+              : fmt::format("; the known MPS bugs of {} make {} more known_failure", env.known_bugs, pairs(bugs)));
 }
 
 std::string_view verdict_symbol(Verdict v) {
@@ -202,6 +207,76 @@ std::string_view verdict_symbol(Verdict v) {
   return "?";
 }
 
+namespace {
+
+// What an annotation of each kind means, for the reports.
+std::string annotation_meaning(const std::string& kind) {
+  if (kind == "flaky") return "PyTorch's lists call it flaky: it fails at times and passes on the next run";
+  if (kind == "not_a_bug") return "random or tie-dependent outputs, or no output to compare: not a device bug";
+  if (kind == "not_seen_passing") return "1.13.1's allow list names the operator, not this dtype: not seen passing";
+  if (kind == "whole OpInfo") return "an entry keyed on every dtype of an OpInfo, about some of its inputs";
+  return "PyTorch expects a failure where the target had already shown what it does";
+}
+
+EvidenceRow& row_for(std::vector<EvidenceRow>& rows, std::map<std::string, size_t>& index, const std::string& key) {
+  const auto [it, added] = index.emplace(key, rows.size());
+  if (added) rows.push_back(EvidenceRow{key, "", "", 0, {}});
+  return rows[it->second];
+}
+
+void count(EvidenceRow& row, const ProbeResult& r) {
+  ++row.records;
+  if (row.examples.size() < 4) row.examples.push_back(r.op + " " + r.dtype);
+}
+
+bool most_records_first(const EvidenceRow& a, const EvidenceRow& b) {
+  return a.records != b.records ? a.records > b.records : a.key < b.key;
+}
+
+}  // namespace
+
+Evidence evidence_of(const std::vector<ProbeResult>& records) {
+  Evidence e;
+  std::map<std::string, size_t> lists, bugs, annotations, looks_fixed;
+  for (const auto& r : records) {
+    bool decided = false;
+    if (const auto& n = r.expectation) {
+      if (n->decided) {
+        count(row_for(e.lists, lists, fmt::format("PyTorch {}'s {}: {}", n->release, n->list, n->kind)), r);
+        decided = true;
+      } else {
+        const std::string kind = n->every_dtype && n->kind != "flaky" && n->kind != "not_a_bug" ? "whole OpInfo"
+                                 : n->kind == "flaky" || n->kind == "not_a_bug" || n->kind == "not_seen_passing"
+                                     ? n->kind
+                                     : "kept observed";
+        EvidenceRow& row = row_for(e.annotations, annotations, kind);
+        row.detail = annotation_meaning(kind);
+        count(row, r);
+      }
+    }
+    for (const auto& b : r.known_bugs) {
+      const std::string history =
+          fmt::format("{}; {}", b.seen_in == "unknown" ? "first seen: not said" : "seen in " + b.seen_in,
+                      b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in);
+      EvidenceRow& row = !b.decided                     ? row_for(e.annotations, annotations, b.id)
+                         : r.verdict == Verdict::kXpass ? row_for(e.looks_fixed, looks_fixed, b.id)
+                                                        : row_for(e.bugs, bugs, b.id);
+      row.link = b.source;
+      row.detail = fmt::format("{} ({}, when {}; {})", b.summary, b.kind, b.when, history);
+      count(row, r);
+      decided = decided || b.decided;
+    }
+    const bool failed = r.verdict == Verdict::kMismatch || r.verdict == Verdict::kError ||
+                        r.verdict == Verdict::kCrash || r.verdict == Verdict::kTimeout ||
+                        r.verdict == Verdict::kUnsupported;
+    if (failed && !decided) ++e.observed;
+  }
+  for (auto* rows : {&e.lists, &e.bugs, &e.annotations, &e.looks_fixed}) {
+    std::stable_sort(rows->begin(), rows->end(), most_records_first);
+  }
+  return e;
+}
+
 Analysis analyze(const Results& results) {
   return analyze(results, shipped_core_ops());
 }
@@ -211,6 +286,7 @@ Analysis analyze(const Results& results, const CoreOps& core) {
   Analysis a;
   a.counts = count_verdicts(records);
   a.dtypes = dtypes_of(records);
+  a.evidence = evidence_of(records);
 
   // Records by operator, in first-seen order.
   std::vector<std::string> ops;

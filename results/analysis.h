@@ -78,6 +78,25 @@ struct FailureSection {
   std::vector<FailureGroup> by_message;   // most records first
 };
 
+// What a run's verdicts rest on beyond what the target showed, and the evidence that only annotates (Note [Expected
+// verdicts] in emu/expected_verdicts.cc, Note [Known bugs] in emu/known_bugs.cc).
+struct EvidenceRow {
+  std::string key;     // "PyTorch 1.13.1's BLOCKLIST: crash", "pytorch-154881", "flaky"
+  std::string link;    // a known bug's thread
+  std::string detail;  // a known bug's summary and history, or what an annotation means
+  size_t records = 0;
+  std::vector<std::string> examples;  // "aten::cumsum float32", the first few
+};
+struct Evidence {
+  std::vector<EvidenceRow> lists;        // PyTorch's lists decided these records, by list and kind
+  std::vector<EvidenceRow> bugs;         // the ledger decided these, by bug
+  size_t observed = 0;                   // failures the target showed itself
+  std::vector<EvidenceRow> annotations;  // entries that decided nothing, by kind, then ledger entries no sample met
+  std::vector<EvidenceRow> looks_fixed;  // real Mac: ledger entries a met sample passed (xpass), by bug
+  bool empty() const { return lists.empty() && bugs.empty() && annotations.empty() && looks_fixed.empty(); }
+};
+Evidence evidence_of(const std::vector<ProbeResult>& records);
+
 struct Analysis {
   VerdictCounts counts;
   std::vector<std::string> dtypes;
@@ -91,6 +110,7 @@ struct Analysis {
       failures;  // crash, timeout, error, mismatch, xpass, unsupported, known_failure, xfail: those present
   std::map<std::string, size_t> skip_reasons;                 // skip_reason -> records
   std::vector<std::pair<std::string, size_t>> skip_messages;  // the most common skip messages (first 90 chars)
+  Evidence evidence;
 };
 
 // The verdicts a failure section is made for, worst first.

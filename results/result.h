@@ -43,18 +43,21 @@ Verdict worse(Verdict a, Verdict b);
 inline constexpr const char* kBasisKernel = "kernel";
 inline constexpr const char* kBasisRegistry = "registry";
 inline constexpr const char* kBasisExpectations = "expectations";
+inline constexpr const char* kBasisKnownBugs = "known_bugs";  // the ledger of known MPS bugs (emu/known_bugs.h)
 
 // PyTorch's own expectation of real MPS for a record (emu/expectations.h): the entry of its MPS test lists that
 // applies to the op x dtype, as the record carries it.
 struct ExpectationNote {
-  std::string kind;     // unimplemented, wrong, error, crash, flaky, not_a_bug
-  std::string scope;    // forward, gradient
-  std::string release;  // "2.11.0": whose lists
-  std::string list;     // "UNIMPLEMENTED_XFAILLIST"
-  std::string opinfo;   // the OpInfo the list names
-  std::string source;   // "torch/testing/_internal/common_mps.py:412"
-  std::string reason;   // the list's comment
-  std::string macos;    // the condition: "*", "<15.0"
+  std::string kind;          // unimplemented, wrong, error, crash, flaky, not_a_bug
+  std::string scope;         // forward, gradient
+  std::string release;       // "2.11.0": whose lists
+  std::string list;          // "UNIMPLEMENTED_XFAILLIST"
+  std::string opinfo;        // the OpInfo the list names
+  std::string source;        // "torch/testing/_internal/common_mps.py:412"
+  std::string reason;        // the list's comment
+  std::string macos;         // the condition: "*", "<15.0"
+  bool every_dtype = false;  // the list keyed it on the whole OpInfo (None: every dtype), not on this dtype
+  bool decided = false;      // it decided the record's verdict; else it annotates the record
 };
 
 // What a record's samples that ran on the target were like: the input conditions that known MPS bugs depend on
@@ -88,6 +91,7 @@ struct KnownBugNote {
   std::string fixed_in;  // the release that fixed it, or "unknown"
   std::string source;    // the thread: "https://github.com/pytorch/pytorch/issues/154881"
   std::string summary;
+  bool decided = false;  // it decided the record's verdict; else it annotates the record
 };
 
 struct ProbeResult {
@@ -105,7 +109,7 @@ struct ProbeResult {
   int64_t mismatches = 0;
   std::string first_mismatch;  // "[1, 2]"
   double seconds = 0;
-  std::string basis;     // kBasisKernel, kBasisRegistry or kBasisExpectations; empty in files older than it
+  std::string basis;     // kBasisKernel, kBasisRegistry, kBasisExpectations or kBasisKnownBugs; empty in older files
   std::string observed;  // the verdict the target gave, where PyTorch's expectations changed it; else empty
   std::optional<ExpectationNote> expectation;
   SampleTraits traits;

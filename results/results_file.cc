@@ -28,8 +28,11 @@ double number_or(const nlohmann::json& j, const char* key, double fallback) {
 }  // namespace
 
 nlohmann::json to_json(const ExpectationNote& e) {
-  return {{"kind", e.kind},     {"scope", e.scope},   {"release", e.release}, {"list", e.list},
-          {"opinfo", e.opinfo}, {"source", e.source}, {"reason", e.reason},   {"macos", e.macos}};
+  nlohmann::json j = {{"kind", e.kind},     {"scope", e.scope},   {"release", e.release}, {"list", e.list},
+                      {"opinfo", e.opinfo}, {"source", e.source}, {"reason", e.reason},   {"macos", e.macos}};
+  if (e.every_dtype) j["every_dtype"] = true;
+  if (e.decided) j["decided"] = true;
+  return j;
 }
 
 nlohmann::json to_json(const SampleTraits& t) {
@@ -68,13 +71,16 @@ SampleTraits sample_traits_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const KnownBugNote& b) {
-  return {{"id", b.id},           {"kind", b.kind},         {"when", b.when},     {"met_by", b.met_by},
-          {"seen_in", b.seen_in}, {"fixed_in", b.fixed_in}, {"source", b.source}, {"summary", b.summary}};
+  nlohmann::json j = {{"id", b.id},           {"kind", b.kind},         {"when", b.when},     {"met_by", b.met_by},
+                      {"seen_in", b.seen_in}, {"fixed_in", b.fixed_in}, {"source", b.source}, {"summary", b.summary}};
+  if (b.decided) j["decided"] = true;
+  return j;
 }
 
 KnownBugNote known_bug_note_from_json(const nlohmann::json& j) {
-  return {j.value("id", ""),      j.value("kind", ""),     j.value("when", ""),   j.value("met_by", ""),
-          j.value("seen_in", ""), j.value("fixed_in", ""), j.value("source", ""), j.value("summary", "")};
+  return {j.value("id", ""),     j.value("kind", ""),    j.value("when", ""),
+          j.value("met_by", ""), j.value("seen_in", ""), j.value("fixed_in", ""),
+          j.value("source", ""), j.value("summary", ""), j.value("decided", false)};
 }
 
 nlohmann::json to_json(const ProbeResult& r) {
@@ -129,9 +135,10 @@ ProbeResult probe_result_from_json(const nlohmann::json& j) {
   r.basis = j.value("basis", "");
   r.observed = j.value("observed", "");
   if (const auto e = j.find("expectation"); e != j.end() && e->is_object()) {
-    r.expectation =
-        ExpectationNote{e->value("kind", ""),   e->value("scope", ""),  e->value("release", ""), e->value("list", ""),
-                        e->value("opinfo", ""), e->value("source", ""), e->value("reason", ""),  e->value("macos", "")};
+    r.expectation = ExpectationNote{e->value("kind", ""),      e->value("scope", ""),  e->value("release", ""),
+                                    e->value("list", ""),      e->value("opinfo", ""), e->value("source", ""),
+                                    e->value("reason", ""),    e->value("macos", ""),  e->value("every_dtype", false),
+                                    e->value("decided", false)};
   }
   if (const auto t = j.find("traits"); t != j.end() && t->is_object()) r.traits = sample_traits_from_json(*t);
   r.sample_notes = j.value("sample_notes", std::vector<std::string>{});
@@ -180,6 +187,7 @@ nlohmann::json to_json(const RunEnvironment& env) {
        {{"built", env.mps_built},
         {"available", env.mps_available},
         {"macos", env.macos.empty() ? nlohmann::json() : nlohmann::json(env.macos)},
+        {"chip", env.chip.empty() ? nlohmann::json() : nlohmann::json(env.chip)},
         {"why_not", env.mps_why_not}}},
       {"cuda", {{"built", env.cuda_built}, {"available", env.cuda_available}, {"devices", env.cuda_devices}}},
       {"PYTORCH_ENABLE_MPS_FALLBACK",
@@ -191,7 +199,9 @@ nlohmann::json to_json(const RunEnvironment& env) {
                          {"release", env.expectations_release},
                          {"mode", env.expectations_mode},
                          {"macos", env.expectations_macos}};
+    if (!env.expectations_mac.empty()) j["expectations"]["mac"] = env.expectations_mac;
   }
+  if (!env.known_bugs.empty()) j["known_bugs"] = env.known_bugs;
   // Only with recordings: results of runs without them read as they did before recordings existed.
   if (!env.samples.empty()) {
     j["samples"] = {{"path", env.samples},
@@ -224,11 +234,14 @@ RunEnvironment run_environment_from_json(const nlohmann::json& j) {
     env.expectations_release = e->value("release", "");
     env.expectations_mode = e->value("mode", "");
     env.expectations_macos = e->value("macos", "");
+    env.expectations_mac = e->value("mac", "");
   }
+  env.known_bugs = j.value("known_bugs", "");
   if (const auto mps = j.find("mps"); mps != j.end() && mps->is_object()) {
     env.mps_built = mps->value("built", false);
     env.mps_available = mps->value("available", false);
     if (mps->contains("macos") && (*mps)["macos"].is_string()) env.macos = (*mps)["macos"].get<std::string>();
+    if (mps->contains("chip") && (*mps)["chip"].is_string()) env.chip = (*mps)["chip"].get<std::string>();
     env.mps_why_not = mps->value("why_not", "");
   }
   if (const auto cuda = j.find("cuda"); cuda != j.end() && cuda->is_object()) {

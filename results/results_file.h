@@ -47,6 +47,7 @@ struct RunEnvironment {
   bool mps_built = false;      // the linked libtorch has the real MPS backend
   bool mps_available = false;  // and an MPS device is usable now
   std::string macos;           // "14.5"; empty off macOS
+  std::string chip;            // the Mac's chip as macOS names it ("Apple M3 Max"); empty off macOS
   std::string mps_why_not;     // why MPS is not available, empty when it is
   bool cuda_built = false, cuda_available = false;
   std::vector<std::string> cuda_devices;         // "NVIDIA H100 80GB HBM3"
@@ -55,6 +56,9 @@ struct RunEnvironment {
   // PyTorch's own MPS expectations the run applied (Note [Expected verdicts] in emu/expected_verdicts.cc): their
   // file, whose lists they are, how they were applied (predict, check) and for which macOS. Empty when none were.
   std::string expectations, expectations_release, expectations_mode, expectations_macos;
+  // The Mac the evidence was judged for ("macOS 15.0, any chip"; Note [The emulated Mac] in emu/emulated_mac.cc) and
+  // the ledger of known MPS bugs it applied (Note [Known bugs] in emu/known_bugs.cc); empty when none.
+  std::string expectations_mac, known_bugs;
 };
 
 // What a value of PYTORCH_ENABLE_MPS_FALLBACK makes MPS do, as MPSFallback.mm reads it (once, when it loads).

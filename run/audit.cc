@@ -100,7 +100,6 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
   } catch (const std::regex_error& e) {
     throw UserError(fmt::format("--ops: invalid regular expression '{}': {}", o.ops, e.what()));
   }
-  check_macos("--emu-macos", o.emu_macos);
   // The spec and release the flags name, or the defaults (Note [Data homes]): the workers get these paths.
   if (o.spec.empty()) o.spec = default_spec_path();
   if (!o.emu_release.empty()) o.emu_release = release_folder(o.emu_release);
@@ -137,7 +136,8 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
   // PyTorch's own expectations of real MPS: the emulated release's, or on a Mac the linked release's.
   const emu::RunExpectations expecting = emu::run_expectations(
       expectation_mode, target, target == "mps-emu" ? release_dir : emu::find_release_dir(compat::kTorchVersion),
-      o.emu_macos, target == "mps" ? macos_version() : "");
+      o.emu_macos, o.emu_chip, target == "mps" ? macos_version() : "", target == "mps" ? mac_chip() : "");
+  const int macos_major = expecting.version / 100;
   err << expecting.none_line(target);
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
   // What the run records without probing: what the linked libtorch cannot show, and what the caller says.
@@ -171,7 +171,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
   if (target == "mps-emu") {
     release_version = resolve_release(release_dir, "MPS").version;
     where +=
-        " — " + emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, o.emu_macos);
+        " — " + emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, macos_major);
   }
   const nlohmann::json identity = {
       {"spec", o.spec},
@@ -179,9 +179,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
       {"samples_hash", recordings ? recordings->summary().hash : ""},
       {"target", target},
       {"emu_release", target == "mps-emu" ? (release_version.empty() ? release_dir : release_version) : ""},
-      {"macos", target == "mps-emu" ? o.emu_macos
-                : target == "mps"   ? macos_major_version()
-                                    : 0},
+      {"macos", target == "mps-emu" || target == "mps" ? expecting.mac.describe() : ""},
       {"dtypes", dtypes},
       {"ops", o.ops},
       {"fallback", o.fallback},
@@ -278,7 +276,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
   env.fallback_variable = o.fallback == "on" ? "1" : "0";
   env.device = device_for(target).str();
   if (target == "mps-emu") {
-    env.emulator = emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, o.emu_macos);
+    env.emulator = emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, macos_major);
   }
   expecting.describe(env);
   if (recorded.environment) {
@@ -341,7 +339,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
     launch.target = target;
     launch.spec = o.spec;
     launch.emu_release = o.emu_release;
-    launch.emu_macos = o.emu_macos;
+    launch.emu_macos = macos_major;
     launch.samples = recordings ? recordings->summary().path : "none";
     launch.fallback = o.fallback;
     launch.log_path = log_path;
@@ -362,9 +360,7 @@ AuditedRun audit_run(const RunOptions& requested, const Results* baseline, std::
         [&](size_t i, ProbeResult& r) {
           if (const RegistryEntry* e = statuses.find(r.op)) r.registry_status = std::string(to_string(e->status));
           r.basis = target == "mps-emu" ? kBasisRegistry : kBasisKernel;
-          if (!emu::set_aside_linked_gap(r, not_probed) && expecting.expectations) {
-            emu::apply_expectations(r, *expecting.expectations, expecting.mode, expecting.version);
-          }
+          if (!emu::set_aside_linked_gap(r, not_probed)) expecting.apply(r);
           journal.line(to_json(r));
           MPS_AUDIT_ASSERT(!done[i], "a second record of one probe");
           results[i] = r;

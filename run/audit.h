@@ -23,7 +23,8 @@ struct RunOptions {
   std::vector<std::string> formats = {"json", "md", "html"};
   std::string fallback = "on";  // on, off: PYTORCH_ENABLE_MPS_FALLBACK for the workers
   std::string emu_release;  // mps-emu: a release folder or a shipped release's version; empty: the linked libtorch's
-  int emu_macos = 14;
+  std::string emu_macos;    // mps-emu: "13.3"; empty: the newest the release's data names (Note [The emulated Mac])
+  std::string emu_chip = "any";       // mps-emu: m1 ... m5, or any
   std::string expectations = "auto";  // PyTorch's MPS expectations: auto, predict, check, off (emu/expected_verdicts.h)
   double timeout_s = 60;              // per probe; must be positive and finite
   std::optional<int> jobs;            // worker processes, 1 or more; unset: one per core

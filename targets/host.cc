@@ -17,6 +17,7 @@
 #include "common/paths.h"
 #include "common/torch_compat.h"
 #include "common/torch_info.h"
+#include "emu/emulated_mac.h"
 #include "emu/mps_emulator.h"
 #include "registry/release_data.h"
 
@@ -80,10 +81,20 @@ std::string macos_version() {
   return "";
 }
 
+std::string mac_chip() {
+#ifdef __APPLE__
+  char brand[128] = {0};
+  size_t size = sizeof brand;
+  if (sysctlbyname("machdep.cpu.brand_string", brand, &size, nullptr, 0) == 0) return brand;
+#endif
+  return "";
+}
+
 void describe_host(RunEnvironment& env) {
   env.torch_version = compat::kTorchVersion;
   env.os = os_description();
   env.macos = macos_version();
+  env.chip = mac_chip();
   // An active emulator registers kernels for the MPS key, which the dispatcher scan would take for a real backend.
   const TorchInfo torch = linked_torch_info();
   env.mps_built = torch.has_mps && emu::active_mps_emulator() == nullptr;
@@ -123,6 +134,13 @@ std::string render_environment_text(const RunEnvironment& env) {
                    env.macos.empty() ? "" : fmt::format(", macOS {}", env.macos));
   s += fmt::format("mps:     built {}, available {}{}\n", env.mps_built ? "yes" : "no",
                    env.mps_available ? "yes" : "no", env.mps_why_not.empty() ? "" : " — " + env.mps_why_not);
+  if (!env.chip.empty()) {
+    const auto version = emu::parse_macos_version(env.macos);
+    const emu::EmulatedMac mac{version.value_or(0), emu::chip_of(env.chip)};
+    s += fmt::format("mac:     {}: {}\n", env.chip,
+                     mac.chip == emu::Chip::kAny ? "no Apple GPU family (a virtualized macOS reports none)"
+                                                 : mac.describe(std::getenv("PYTORCH_MPS_METAL_VERSION")));
+  }
   s += fmt::format("cuda:    built {}, available {}{}\n", env.cuda_built ? "yes" : "no",
                    env.cuda_available ? "yes" : "no",
                    env.cuda_devices.empty() ? "" : fmt::format(" ({})", fmt::join(env.cuda_devices, ", ")));

@@ -13,6 +13,8 @@ namespace mps_audit {
 std::string os_description();
 // "14.5" on macOS; empty elsewhere.
 std::string macos_version();
+// The Mac's chip as macOS names it ("Apple M3 Max"); empty off macOS.
+std::string mac_chip();
 
 // Fills the host fields of `env` (torch version, OS, mps, cuda, PYTORCH_ENABLE_MPS_FALLBACK, targets); leaves the
 // run's own fields (target, device, emulator, fallback mode, spec) as they are. Call it before the MPS emulator is
