@@ -47,7 +47,7 @@ bool is_failure_kind(std::string_view kind);
 // An entry of an OpInfo whose samples convert to other dtypes (the `to` OpInfo, the dtype methods, the *_like and
 // new_* factories, which PyTorch keys on every dtype; a "with_dtype" variant such as log_softmax's, which passes
 // dtype=float64) is about converting to a dtype MPS lacks, which the emulator's dtype rules refuse themselves: it
-// annotates.
+// annotates; so does a sparse OpInfo's (sparse.mmreduce names aten::mm), which is about sparse inputs.
 bool decides_verdict(std::string_view kind, bool every_dtype, std::string_view macos, std::string_view opinfo);
 // Whether an OpInfo's samples convert to other dtypes (see decides_verdict()).
 bool converts(std::string_view opinfo);

@@ -227,7 +227,8 @@ const Expectations& evidence() {
       "aten::matrix_exp\t*\twrong\tforward\t<15.0\tMACOS_BEFORE_15_0_XFAILLIST\tmatrix_exp\taten_name\tc.py:9\t\n"
       "aten::sin\tfloat32\tpasses\tforward\t*\tALLOWLIST_OP\tsin\taten_name\ttest_mps.py:7200\t\n"
       "aten::log_softmax.int\tfloat32\tunimplemented\tforward\t*\tUNIMPLEMENTED_XFAILLIST\tlog_softmaxwith_dtype\t"
-      "aten_name\tcommon_mps.py:613\t\n",
+      "aten_name\tcommon_mps.py:613\t\n"
+      "aten::mm\t*\tunimplemented\tforward\t*\tUNIMPLEMENTED_XFAILLIST\tsparse.mmreduce\tname\ttest_mps.py:775\t\n",
       "evidence.tsv");
   return e;
 }
@@ -279,6 +280,10 @@ TEST(ExpectedVerdicts, AWholeOpInfoEntryAnnotatesUnlessItStatesItsCondition) {
   EXPECT_EQ(with_dtype.verdict, Verdict::kPass);
   ASSERT_TRUE(with_dtype.expectation);
   EXPECT_FALSE(with_dtype.expectation->decided);
+  // A sparse OpInfo's entry is about sparse inputs.
+  ProbeResult mm = record("aten::mm", "float32", Verdict::kPass);
+  apply_expectations(mm, evidence(), ExpectationMode::kPredict, 1400);
+  EXPECT_EQ(mm.verdict, Verdict::kPass);
   ProbeResult exp15 = record("aten::matrix_exp", "float32", Verdict::kPass);
   apply_expectations(exp15, evidence(), ExpectationMode::kPredict, 1500);
   EXPECT_EQ(exp15.verdict, Verdict::kPass);

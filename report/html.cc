@@ -185,8 +185,16 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
       const double seconds = std::round(r.seconds * 1e4) / 1e4;
       std::string expectation;
       if (const auto& e = r.expectation) {
-        expectation = fmt::format("{} ({}): PyTorch {}'s {} ({}){}{}; macOS {}", e->kind, e->scope, e->release, e->list,
-                                  e->source, e->reason.empty() ? "" : ": ", e->reason, e->macos);
+        expectation = fmt::format("{} ({}): PyTorch {}'s {} ({}){}{}; macOS {}{}", e->kind, e->scope, e->release,
+                                  e->list, e->source, e->reason.empty() ? "" : ": ", e->reason, e->macos,
+                                  e->decided ? "" : " (a note: it decided nothing)");
+      }
+      // The known bugs the record met or may meet (Note [Known bugs] in emu/known_bugs.cc), in the same detail.
+      for (const auto& b : r.known_bugs) {
+        expectation +=
+            fmt::format("{}known bug {} ({} when {}{}; {}): {} {}", expectation.empty() ? "" : " · ", b.id, b.kind,
+                        b.when, b.met_by.empty() ? ", not met here" : ", met by " + b.met_by,
+                        b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in, b.summary, b.source);
       }
       json rec = {op,
                   column.at(r.dtype),
