@@ -131,13 +131,13 @@ class AuditFailure:
         return self.text
 
 
-def _current_mode():
-    """(known, the innermost dispatch mode): known is False where this torch does not say."""
+def _mode_getter():
+    """The function that returns the innermost dispatch mode, or None where this torch has none."""
     try:
         from torch.utils._python_dispatch import _get_current_dispatch_mode
     except ImportError:
-        return False, None
-    return True, _get_current_dispatch_mode()
+        return None
+    return _get_current_dispatch_mode
 
 
 class SuiteAudit:
@@ -155,6 +155,7 @@ class SuiteAudit:
         self.unavailable = None  # why nothing is recorded
         self.rec = self.mode = self.journal = self.watcher = None
         self.active = False
+        self.journal_failed = None  # why the journal stopped (Note [A suite's recording survives its process])
         self.stopped = None  # (nodeid, phase, why): the recording stopped there
         self.reports = {}  # nodeid -> phase -> report
         self.allow = {}  # nodeid -> operators its marker allows
@@ -171,7 +172,7 @@ class SuiteAudit:
             self.unavailable = "{} cannot import torch ({}: {}): the suite runs without the audit".format(
                 sys.executable, type(e).__name__, str(e).splitlines()[0] if str(e) else "")
             return
-        self.torch, self.recorder = torch, rec
+        self.torch, self.recorder, self.current_mode = torch, rec, _mode_getter()
         for f in OWN_FILES:
             rec.OWN_FILES.add(f)
 
@@ -217,26 +218,36 @@ class SuiteAudit:
     def _enter(self, nodeid, when):
         if self.rec is None or self.stopped is not None:
             return
-        self.journal.write("phase", nodeid, when)
-        self.rec.context = (nodeid, when)
-        self.mode.__enter__()
-        self.active = True
+        try:
+            self.journal.write("phase", nodeid, when)
+            self.rec.context = (nodeid, when)
+            self.mode.__enter__()
+            self.active = True
+        except Exception as e:
+            self._stop(nodeid, when, "the recorder could not start ({}: {})".format(type(e).__name__, e))
 
     def _leave(self, nodeid, when):
         if not self.active:
             return
         self.active = False
         self.rec.context = None
-        known, top = _current_mode()
-        if top is self.mode or not known:
+        top = self.current_mode() if self.current_mode else self.mode
+        if top is self.mode:
             self.mode.__exit__(None, None, None)
             return
         # The test pushed a mode of its own and left it, or removed the recorder's: what the stack holds is no longer
         # the recorder's to undo, so it records nothing more.
-        why = "the test left torch's dispatch mode stack changed ({} on top)".format(
-            type(top).__name__ if top is not None else "no mode")
+        self._stop(nodeid, when, "the test left torch's dispatch mode stack changed ({} on top)".format(
+            type(top).__name__ if top is not None else "no mode"))
+
+    def _stop(self, nodeid, when, why):
+        """Nothing more is recorded; the report names the test and the recording is incomplete."""
+        self.rec.context = None
         self.stopped = (nodeid, when, why)
-        self.journal.write("stopped", nodeid, when)
+        try:
+            self.journal.write("stopped", nodeid, when)
+        except Exception:
+            pass
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item):
@@ -260,8 +271,12 @@ class SuiteAudit:
         self.reports.setdefault(report.nodeid, {})[report.when] = report
 
     def pytest_runtest_logfinish(self, nodeid, location):
-        if self.rec is not None:
+        if self.rec is None or self.journal_failed:
+            return
+        try:
             suite.flush_test(self.journal, self.rec, nodeid, suite.test_outcome(self.reports.get(nodeid, {})))
+        except Exception as e:  # the recording goes on; only a crash after this test would lose its calls
+            self.journal_failed = "the journal stopped at {} ({}: {})".format(nodeid, type(e).__name__, e)
 
     # --- the verdicts (Note [Verdicts after the tests]) --------------------------------------------------------
 
@@ -311,7 +326,8 @@ class SuiteAudit:
                       "complete": error is None, "incomplete": error or "", "replay_error": replay_error or "",
                       "strict": self.strict, "total": rec.total, "distinct": len(rec.calls),
                       "record_seconds": recorded, "replay_seconds": replay_seconds, "tests": tests,
-                      "operators": operators, "stopped_early": bool(stopped_early)}
+                      "operators": operators, "stopped_early": bool(stopped_early),
+                      "journal_error": self.journal_failed or ""}
         self._apply_strict(session)
         suite.write_json(os.path.join(self.folder, "pytest.json"), suite.report_document(self.state))
         self.journal.write("done")
@@ -364,6 +380,8 @@ class SuiteAudit:
             tr.write_line("the session stopped early: only the {} tests that ran are audited".format(len(s["tests"])))
         if s["replay_error"]:
             tr.write_line("the calls were not replayed: " + s["replay_error"], red=True)
+        if s["journal_error"]:
+            tr.write_line(s["journal_error"] + ": a test that ended the process after it would have lost them")
         folder = os.path.relpath(self.folder, str(config.invocation_params.dir))
         folder = self.folder if folder.startswith("..") else folder
         for text, markup in suite.summary_lines(s, folder, verbose=config.option.verbose > 0):

@@ -348,7 +348,8 @@ def report_document(state):
             "incomplete": state["incomplete"], "replay_error": state["replay_error"], "strict": state["strict"],
             "calls": state["total"], "distinct_calls": state["distinct"], "record_seconds": state["record_seconds"],
             "replay_seconds": state["replay_seconds"], "counts": counts(state["tests"]), "tests": state["tests"],
-            "operators": state["operators"], "ended_in": state.get("ended_in")}
+            "operators": state["operators"], "ended_in": state.get("ended_in"),
+            "journal_error": state.get("journal_error", "")}
 
 
 def summary_lines(state, folder, verbose=False):
