@@ -9,10 +9,10 @@ Three suites, made in a temporary folder, each run alone and under the plugin, a
   cnn    the seed example's training step as one test (examples/simple_cnn.py's SimpleCNN, CrossEntropyLoss, Adam, a
          batch of 64x3x32x32);
   cnn68  the same test for 68 steps, about 10,000 ATen calls, for the replay's time.
-Per suite, the medians of: pytest's own session time ("in X s": collection and tests; under the plugin also its
-replay, which pytest.json's replay_seconds gives and which is taken out for the recording's cost; each suite's
-conftest.py imports torch, so that torch loads before the session either way, as the plugin makes it), the replay,
-and the whole process (Python, torch and pytest starting included).
+Per suite, the medians of: pytest's own session time ("in X s": collection and tests; under the plugin also the
+recording's cost, and after it the replay and the reports, which pytest.json's report_seconds gives and which are
+taken out; each suite's conftest.py imports torch, so that torch loads before the session either way, as the
+plugin makes it), the replay and reports, and the whole process (Python, torch and pytest starting included).
 """
 import argparse
 import json
@@ -95,7 +95,7 @@ def run(folder, binary, audit, out):
     if audit:
         with open(os.path.join(out, "pytest.json")) as f:
             doc = json.load(f)
-        replay, calls = doc["replay_seconds"], (doc["calls"], doc["distinct_calls"])
+        replay, calls = doc["report_seconds"], (doc["calls"], doc["distinct_calls"])
     return session, replay, wall, calls
 
 
@@ -108,8 +108,8 @@ def main():
     try:
         suites = {"small": SMALL, "cnn": CNN.format(examples=os.path.join(ROOT, "examples"), steps=1),
                   "cnn68": CNN.format(examples=os.path.join(ROOT, "examples"), steps=68)}
-        print("| suite | calls (distinct) | session alone | session under the plugin, less the replay | ratio | "
-              "replay | whole process alone | under the plugin |")
+        print("| suite | calls (distinct) | session alone | session under the plugin, less replay and reports | ratio | "
+              "replay and reports | whole process alone | under the plugin |")
         print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
         for name, text in suites.items():
             folder = os.path.join(tmp, name)

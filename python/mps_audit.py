@@ -299,13 +299,13 @@ class SuiteAudit:
     def _finish(self, session, interrupted, stopped_early):
         rec = self.rec
         rec.context = None
-        recorded = time.perf_counter() - self.started
         error = None
         if interrupted:
             error = "the session was interrupted"
         elif self.stopped is not None:
             error = "the recording stopped at {} ({}): {}".format(*self.stopped)
         rec.save(error)
+        saved = time.perf_counter()  # what follows is the replay and the reports, not the recording's cost
         outcomes = {n: suite.test_outcome(r) for n, r in self.reports.items()}
         doc, replay_error, replay_seconds = None, "", 0.0
         if interrupted:
@@ -325,10 +325,11 @@ class SuiteAudit:
         self.state = {"where": suite.where_it_ran(doc) if doc else self.options["target"], "options": self.options,
                       "complete": error is None, "incomplete": error or "", "replay_error": replay_error or "",
                       "strict": self.strict, "total": rec.total, "distinct": len(rec.calls),
-                      "record_seconds": recorded, "replay_seconds": replay_seconds, "tests": tests,
+                      "record_seconds": saved - self.started, "replay_seconds": replay_seconds, "tests": tests,
                       "operators": operators, "stopped_early": bool(stopped_early),
                       "journal_error": self.journal_failed or ""}
         self._apply_strict(session)
+        self.state["report_seconds"] = time.perf_counter() - saved
         suite.write_json(os.path.join(self.folder, "pytest.json"), suite.report_document(self.state))
         self.journal.write("done")
 

@@ -20,7 +20,8 @@ _LEDGER = {}
 
 
 def load(home):
-    """The ledger's entries, or [] (no data home, no PyYAML, or an unreadable file); read once."""
+    """The ledger's entries by operator name (overload left out), or {} (no data home, no PyYAML, or an unreadable
+    file); read once."""
     if home in _LEDGER:
         return _LEDGER[home]
     entries = []
@@ -29,13 +30,17 @@ def load(home):
         try:
             import yaml
             with open(path) as f:
-                doc = yaml.safe_load(f)
+                doc = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml where it is
             if isinstance(doc, dict) and doc.get("format") == "mps-audit-known-bugs/1":
                 entries = [e for e in doc.get("entries") or [] if isinstance(e, dict)]
         except Exception:  # no PyYAML, or not the ledger: no entries
             entries = []
-    _LEDGER[home] = entries
-    return entries
+    by_name = {}  # the operator's name without its overload -> the entries naming it
+    for e in entries:
+        for op in e.get("ops") or []:
+            by_name.setdefault(str(op).split(".")[0], []).append(e)
+    _LEDGER[home] = by_name
+    return by_name
 
 
 def features(named, torch):
@@ -114,7 +119,7 @@ def matching(ledger, call, release, macos):
     if not ledger or f is None or have is None:
         return []
     out = []
-    for e in ledger:
+    for e in ledger.get(call["op"].split(".")[0], ()):
         if not any(_same_operator(str(o), call["op"]) for o in e.get("ops") or []):
             continue
         dtypes = e.get("dtypes") or []

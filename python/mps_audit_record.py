@@ -15,6 +15,7 @@ kept once with their count and time. The file is written with torch.save in a fo
 """
 import argparse
 import linecache
+import math
 import os
 import pickle
 import runpy
@@ -154,9 +155,11 @@ def describe(t):
     if t.numel():
         if t.is_complex():
             t = torch.view_as_real(t)
-        finite = t if not t.is_floating_point() else t[torch.isfinite(t)]
-        if finite.numel():
-            low, high = finite.min().item(), finite.max().item()
+        low, high = t.min().item(), t.max().item()
+        # The finite values' range; only a tensor with an infinity or a NaN pays for picking them out.
+        if t.is_floating_point() and not (math.isfinite(low) and math.isfinite(high)):
+            finite = t[torch.isfinite(t)]
+            low, high = (finite.min().item(), finite.max().item()) if finite.numel() else (0.0, 0.0)
     return {"shape": list(t.shape), "strides": list(t.stride()), "dtype": dtype_label(t.dtype),
             "low": float(low), "high": float(high)}
 

@@ -93,9 +93,16 @@ class Journal:
 
 
 def flush_test(journal, rec, nodeid, outcome):
-    """One test's calls into the journal: the distinct calls first seen in it, whole, and for every call it made, the
-    call's totals and this test's share."""
-    new = [(pos, {k: v for k, v in rec.calls[pos].items() if k != "tests"}) for pos in rec.new]
+    """One test's calls into the journal: the distinct calls first seen in it, whole (with torch.save, all of them in
+    one go: a tensor pickled alone costs a torch.save of its own), and for every call it made, the call's totals and
+    this test's share."""
+    import io
+    import torch
+    new = b""
+    if rec.new:
+        buf = io.BytesIO()
+        torch.save([(pos, {k: v for k, v in rec.calls[pos].items() if k != "tests"}) for pos in rec.new], buf)
+        new = buf.getvalue()
     updates = []
     for pos in rec.touched:
         e = rec.calls[pos]
@@ -106,6 +113,18 @@ def flush_test(journal, rec, nodeid, outcome):
     journal.write("test", nodeid, outcome, new, updates, sources, rec.total, dict(rec.dropped))
     rec.new.clear()
     rec.touched.clear()
+
+
+def _load_calls(blob):
+    """The new calls of a journal's record (flush_test)."""
+    if not blob:
+        return []
+    import io
+    import torch
+    try:
+        return torch.load(io.BytesIO(blob), weights_only=False)
+    except TypeError:  # a torch without weights_only (1.13)
+        return torch.load(io.BytesIO(blob))
 
 
 def read_journal(path):
@@ -134,7 +153,7 @@ def read_journal(path):
                 out["done"] = True
             elif kind == "test":
                 _, nodeid, outcome, new, updates, sources, total, dropped = record
-                for pos, entry in new:
+                for pos, entry in _load_calls(new):
                     out["calls"][pos] = entry
                 for pos, count, seconds, out_bytes, phases, sites, mine in updates:
                     e = out["calls"][pos]
@@ -347,7 +366,8 @@ def report_document(state):
     return {"format": FORMAT, "where": state["where"], "options": state["options"], "complete": state["complete"],
             "incomplete": state["incomplete"], "replay_error": state["replay_error"], "strict": state["strict"],
             "calls": state["total"], "distinct_calls": state["distinct"], "record_seconds": state["record_seconds"],
-            "replay_seconds": state["replay_seconds"], "counts": counts(state["tests"]), "tests": state["tests"],
+            "replay_seconds": state["replay_seconds"], "report_seconds": state.get("report_seconds", 0.0),
+            "counts": counts(state["tests"]), "tests": state["tests"],
             "operators": state["operators"], "ended_in": state.get("ended_in"),
             "journal_error": state.get("journal_error", "")}
 
@@ -407,13 +427,17 @@ def watch(pid, folder):
     while os.getppid() == pid:
         time.sleep(0.1)
     journal = os.path.join(folder, JOURNAL)
+    if not os.path.exists(journal):
+        return 0
     try:
         state = read_journal(journal)
-    except OSError:
-        return 0
-    if state["done"]:
-        return 0
-    return take_over(state, folder)
+        if state["done"]:
+            return 0
+        return take_over(state, folder)
+    except Exception as e:  # one line, as everywhere
+        sys.stderr.write("mps-audit: the test process ended before the session finished, and its report could not be "
+                         "written ({}: {}); the journal is {}\n".format(type(e).__name__, e, journal))
+        return 1
 
 
 def take_over(journal, folder):
