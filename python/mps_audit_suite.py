@@ -453,7 +453,7 @@ def take_over(journal, folder):
     error = "the test process ended during {}".format(ended)
     recording.save(error)
     out = sys.stderr
-    out.write("mps-audit: {}, before the session finished: the recording is incomplete (the calls of the tests that "
+    out.write("\nmps-audit: {}, before the session finished: the recording is incomplete (the calls of the tests that "
               "finished before it are kept)\n".format(error))
     outcomes = dict(journal["outcomes"])
     if running:
