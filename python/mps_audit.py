@@ -193,10 +193,16 @@ class SuiteAudit:
             self.journal.write("session", {"program": self.rec.program, "base": self.rec.base,
                                            "max_numel": self.rec.max_numel, "options": self.options,
                                            "strict": self.strict, "binary": binary, "allow": self.allow})
-            self._start_watcher()
-        except OSError as e:
-            self.unavailable = "cannot record into {}: {}: the suite runs without the audit".format(self.folder, e)
+        except Exception as e:  # a folder it cannot write, most likely
+            self.unavailable = "cannot record into {} ({}: {}): the suite runs without the audit".format(
+                self.folder, type(e).__name__, e)
             self.rec = None
+            return
+        try:
+            self._start_watcher()
+        except OSError as e:  # the audit goes on; a test that ended the process would end it too
+            self.journal_failed = "no watcher ({}): the journal is kept, but nothing would report a test that " \
+                                  "ended the process".format(e)
 
     def _start_watcher(self):
         capman = self.config.pluginmanager.getplugin("capturemanager")
@@ -233,12 +239,16 @@ class SuiteAudit:
         self.rec.context = None
         top = self.current_mode() if self.current_mode else self.mode
         if top is self.mode:
-            self.mode.__exit__(None, None, None)
-            return
+            try:
+                self.mode.__exit__(None, None, None)
+                return
+            except Exception as e:
+                top = e
         # The test pushed a mode of its own and left it, or removed the recorder's: what the stack holds is no longer
         # the recorder's to undo, so it records nothing more.
-        self._stop(nodeid, when, "the test left torch's dispatch mode stack changed ({} on top)".format(
-            type(top).__name__ if top is not None else "no mode"))
+        self._stop(nodeid, when, "the test left torch's dispatch mode stack changed ({})".format(
+            "the recorder could not leave it: {}".format(top) if isinstance(top, Exception) else
+            "{} on top".format(type(top).__name__) if top is not None else "no mode"))
 
     def _stop(self, nodeid, when, why):
         """Nothing more is recorded; the report names the test and the recording is incomplete."""
@@ -276,7 +286,8 @@ class SuiteAudit:
         try:
             suite.flush_test(self.journal, self.rec, nodeid, suite.test_outcome(self.reports.get(nodeid, {})))
         except Exception as e:  # the recording goes on; only a crash after this test would lose its calls
-            self.journal_failed = "the journal stopped at {} ({}: {})".format(nodeid, type(e).__name__, e)
+            self.journal_failed = "the journal stopped at {} ({}: {}): a test that ended the process after it would " \
+                                  "have lost the calls before it".format(nodeid, type(e).__name__, e)
 
     # --- the verdicts (Note [Verdicts after the tests]) --------------------------------------------------------
 
@@ -382,7 +393,7 @@ class SuiteAudit:
         if s["replay_error"]:
             tr.write_line("the calls were not replayed: " + s["replay_error"], red=True)
         if s["journal_error"]:
-            tr.write_line(s["journal_error"] + ": a test that ended the process after it would have lost them")
+            tr.write_line("mps-audit: " + s["journal_error"])
         folder = os.path.relpath(self.folder, str(config.invocation_params.dir))
         folder = self.folder if folder.startswith("..") else folder
         for text, markup in suite.summary_lines(s, folder, verbose=config.option.verbose > 0):
