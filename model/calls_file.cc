@@ -1,4 +1,11 @@
 // Reads what `model --calls` reports of a calls file; the arguments are the prober's to read.
+//
+// Note [A test suite's calls]
+// `pytest --mps-audit` (python/mps_audit.py) records a whole test suite into one calls file, in the format a
+// program's recording has: each distinct call once, however many tests made it, so that the replay runs it once.
+// Beside its sites, each call then carries "tests": the pytest node id of every test that made it -> the phase of
+// that test (setup, call, teardown: fixtures apart from the test's body) -> the line of code -> how many calls.
+// A program's recording has no "tests"; a reader that predates them ignores the field, as it ignores any other.
 #include "model/calls_file.h"
 
 #include <algorithm>
@@ -33,14 +40,34 @@ double number(const Dict& d, const char* key) {
   return v && (v->isDouble() || v->isInt()) ? v->toScalar().toDouble() : 0;
 }
 
-std::map<std::string, int64_t> counts(const Dict& d, const char* key) {
+std::map<std::string, int64_t> counts(const c10::IValue* v) {
   std::map<std::string, int64_t> out;
-  const c10::IValue* v = field(d, key);
   if (!v || !v->isGenericDict()) return out;
   for (const auto& e : v->toGenericDict()) {
     if (e.key().isString() && e.value().isInt()) out[e.key().toStringRef()] = e.value().toInt();
   }
   return out;
+}
+
+std::map<std::string, int64_t> counts(const Dict& d, const char* key) {
+  return counts(field(d, key));
+}
+
+// A call's "tests": test -> phase of the test -> site -> calls (Note [A test suite's calls]).
+void read_tests(const c10::IValue& v, RecordedCall& call, const std::string& path) {
+  const auto bad = [&] {
+    return UserError(fmt::format("call {}: its tests are not test -> setup|call|teardown -> site -> calls", call.index),
+                     {path});
+  };
+  if (!v.isGenericDict()) throw bad();
+  for (const auto& test : v.toGenericDict()) {
+    if (!test.key().isString() || !test.value().isGenericDict()) throw bad();
+    auto& phases = call.tests[test.key().toStringRef()];
+    for (const auto& when : test.value().toGenericDict()) {
+      if (!when.key().isString() || !when.value().isGenericDict()) throw bad();
+      phases[when.key().toStringRef()] = counts(&when.value());
+    }
+  }
 }
 
 }  // namespace
@@ -127,6 +154,7 @@ CallsFile CallsFile::load(const std::string& path) {
         }
       }
     }
+    if (const c10::IValue* tests = field(c, "tests")) read_tests(*tests, call, path);
     f.calls.push_back(std::move(call));
   }
   return f;

@@ -23,6 +23,9 @@ struct RecordedCall {
   std::map<std::string, int64_t> phases;  // forward, loss, backward, optimizer -> calls
   // "train.py:42" -> phase -> calls made there (a line such as loss.backward() makes its calls in the backward phase)
   std::map<std::string, std::map<std::string, int64_t>> sites;
+  // A test suite's recording (python/mps_audit.py, `pytest --mps-audit`): the tests that made it, "test_x.py::test_y"
+  // -> the test's phase (setup, call, teardown) -> site -> calls. Empty for a program's recording.
+  std::map<std::string, std::map<std::string, std::map<std::string, int64_t>>> tests;
   int64_t calls_at(const std::string& site) const;
 };
 

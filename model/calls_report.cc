@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -121,6 +124,41 @@ std::vector<SiteOp> site_ops(const CallsAudit& a, bool only_trouble) {
   return out;
 }
 
+// A test suite's recording (Note [A test suite's calls]): per test, phase of the test and site, each operator and
+// dtype in trouble, in the order of the tests' names.
+struct TestRow {
+  std::string test, when, site;
+  const ReplayedCall* call = nullptr;
+  int64_t calls = 0;
+};
+
+std::vector<TestRow> test_rows(const CallsAudit& a, std::set<std::string>& tests, std::set<std::string>& in_trouble) {
+  std::map<std::tuple<std::string, int, std::string, std::string, std::string>, TestRow> rows;
+  for (const ReplayedCall& c : a.calls) {
+    for (const auto& [test, phases] : c.call.tests) {
+      tests.insert(test);
+      if (!trouble(c)) continue;
+      in_trouble.insert(test);
+      for (const auto& [when, sites] : phases) {
+        const int order = when == "setup" ? 0 : when == "call" ? 1 : 2;
+        for (const auto& [site, n] : sites) {
+          TestRow& r = rows[{test, order, site, c.call.op, c.call.dtype}];
+          if (!r.call) r = {test, when, site, &c, 0};
+          r.calls += n;
+        }
+      }
+    }
+  }
+  std::vector<TestRow> out;
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  return out;
+}
+
+std::string code_at(const CallsAudit& a, const std::string& site) {
+  const auto it = a.file.sources.find(site);
+  return it == a.file.sources.end() ? "" : it->second;
+}
+
 }  // namespace
 
 std::string render_calls_json(const CallsAudit& a) {
@@ -147,6 +185,7 @@ std::string render_calls_json(const CallsAudit& a) {
                      {"decided", c.decided},
                      {"expectation", c.expectation ? to_json(*c.expectation) : nlohmann::json()}});
     if (!c.call.recorded_as.empty()) calls.back()["recorded_as"] = c.call.recorded_as;
+    if (!c.call.tests.empty()) calls.back()["tests"] = c.call.tests;
   }
   doc["calls"] = std::move(calls);
   nlohmann::json sites = nlohmann::json::array();
@@ -197,6 +236,24 @@ std::string render_calls_markdown(const CallsAudit& a) {
                     : "| where | code | operator | dtype | phase | calls | result | ran on the CPU, or why | "
                       "expected on a real Mac |\n| --- | --- | --- | --- | --- | ---: | --- | --- | --- |\n" +
                           rows;
+  std::set<std::string> tests, in_trouble;
+  const std::vector<TestRow> by_test = test_rows(a, tests, in_trouble);
+  if (!tests.empty()) {
+    s += fmt::format(
+        "\n## By test\n\n{} of the {} tests that made ATen calls made one that falls back or fails here, or "
+        "that PyTorch's lists expect to fail on a real Mac.\n",
+        in_trouble.size(), tests.size());
+    if (!by_test.empty()) {
+      s += "\n| test | phase | where | code | operator | dtype | calls | result | ran on the CPU, or why | expected "
+           "on a real Mac |\n| --- | --- | --- | --- | --- | --- | ---: | --- | --- | --- |\n";
+    }
+    for (const TestRow& r : by_test) {
+      s += fmt::format("| {} | {} | `{}` | `{}` | `{}` | {} | {} | {} | {} | {} |\n", markdown_cell(r.test, 200),
+                       r.when, r.site, markdown_cell(code_at(a, r.site), 120), r.call->call.op, r.call->call.dtype,
+                       r.calls, status_text(*r.call), markdown_cell(cpu_or_why(*r.call)),
+                       markdown_cell(expectation_text(*r.call)));
+    }
+  }
   // Per operator and dtype: what each record says, and how often and where the program called it.
   struct OpRow {
     int64_t calls = 0;
@@ -261,7 +318,31 @@ std::string render_calls_html(const CallsAudit& a) {
         escape_html(r.site->site), escape_html(r.site->code), escape_html(c.call.op), c.call.dtype, r.phases_text(),
         r.calls, escape_html(status_text(c)), escape_html(cpu_or_why(c)), escape_html(expectation_text(c)));
   }
-  s += "</table>\n</body></html>\n";
+  s += "</table>\n";
+  std::set<std::string> tests, in_trouble;
+  const std::vector<TestRow> by_test = test_rows(a, tests, in_trouble);
+  if (!tests.empty()) {
+    s += fmt::format(
+        "<h2>By test</h2>\n<p>{} of the {} tests that made ATen calls made one that falls back or fails here, or that "
+        "PyTorch's lists expect to fail on a real Mac.</p>\n",
+        in_trouble.size(), tests.size());
+    if (!by_test.empty()) {
+      s += "<table><tr><th>test</th><th>phase</th><th>where</th><th>code</th><th>operator</th><th>dtype</th>"
+           "<th>calls</th><th>result</th><th>ran on the CPU, or why</th><th>expected on a real Mac</th></tr>\n";
+      for (const TestRow& r : by_test) {
+        const ReplayedCall& c = *r.call;
+        s += fmt::format(
+            "<tr "
+            "class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            c.verdict == Verdict::kFallback ? "fallback" : "failed", escape_html(r.test), r.when, escape_html(r.site),
+            escape_html(code_at(a, r.site)), escape_html(c.call.op), c.call.dtype, r.calls, escape_html(status_text(c)),
+            escape_html(cpu_or_why(c)), escape_html(expectation_text(c)));
+      }
+      s += "</table>\n";
+    }
+  }
+  s += "</body></html>\n";
   return s;
 }
 

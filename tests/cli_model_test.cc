@@ -2,6 +2,8 @@
 // that emulated PyTorch 1.13.1 runs natively on MPS (matmul, sin, relu, linear) and one it does not (cumsum falls
 // back), audited forward and with --train; targets that crash or hang the audit's process (the emulator's injected
 // faults); and the bad inputs that must give one line and exit 2.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -502,6 +504,35 @@ TEST(CliEnv, JsonDescribesThisLinuxMachine) {
   EXPECT_EQ(names, expected);
   EXPECT_EQ(releases, testing::source_tree_releases());  // oldest first
   EXPECT_GE(releases.size(), 4u) << "1.13.1, 2.6.0, 2.11.0 and 2.14.1 at least";
+}
+
+// Note [The pytest plugin and the Python on PATH]: the line names the plugin module and says whether the python3 on
+// PATH finds it, and how to make it.
+TEST(CliEnv, SaysWhetherThePythonOnPathFindsThePytestPlugin) {
+  TempDir bin;
+  ASSERT_EQ(::symlink("/usr/bin/python3", (bin.path() + "/python3").c_str()), 0);
+  const std::string path = "PATH=" + bin.path(), plugin = source_path("python");
+  const auto without = run_mps_audit({"env", "--format", "json"}, {path, "PYTHONPATH="});
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  const nlohmann::json python = nlohmann::json::parse(without.out)["pytest_plugin"]["python"];
+  ASSERT_TRUE(python.is_object()) << without.out;
+  if (!python["pytest"].is_string()) {
+    if (std::getenv("CI")) FAIL() << "CI installs pytest for /usr/bin/python3 (python3-pytest)";
+    GTEST_SKIP() << "/usr/bin/python3 has no pytest";
+  }
+  EXPECT_TRUE(python["plugin"].is_null()) << python.dump();
+  const auto text = run_mps_audit({"env"}, {path, "PYTHONPATH="});
+  EXPECT_NE(text.out.find("pytest plugin: " + plugin + "/mps_audit.py (pytest -p mps_audit --mps-audit)\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("does not find the plugin: PYTHONPATH=" + plugin + " pytest -p mps_audit --mps-audit"),
+            std::string::npos)
+      << text.out;
+  const auto with = run_mps_audit({"env"}, {path, "PYTHONPATH=" + plugin});
+  EXPECT_NE(with.out.find(": finds the plugin (pytest -p mps_audit)"), std::string::npos) << with.out;
+  const auto none = run_mps_audit({"env"}, {"PATH=" + bin.path() + "/nowhere"});
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_NE(none.out.find("python3 on PATH: none that runs"), std::string::npos) << none.out;
 }
 
 TEST(CliEnv, FallbackVariableZeroMeansErrors) {

@@ -108,6 +108,23 @@ class Recorder(unittest.TestCase):
         self.assertEqual(doc["error"], "ValueError: boom")
         self.assertEqual(len(self.calls(doc, "aten::cos")), 1)
 
+    def test_a_suites_calls_keep_the_test_and_phase_that_made_them(self):
+        x = torch.ones(3)
+        with rec.recording(self.path) as r:
+            for test, when, n in (("test_a.py::test_one", "setup", 1), ("test_a.py::test_two", "call", 2)):
+                r.context = (test, when)
+                for _ in range(n):
+                    torch.sin(x)  # one line, one distinct call
+            r.context = None
+            torch.cos(x)  # a program's call: no tests
+        doc = load(self.path)
+        [sin] = self.calls(doc, "aten::sin")
+        site = list(sin["sites"])[0]
+        self.assertEqual(sin["tests"], {"test_a.py::test_one": {"setup": {site: 1}},
+                                        "test_a.py::test_two": {"call": {site: 2}}})
+        [cos] = self.calls(doc, "aten::cos")
+        self.assertNotIn("tests", cos)
+
     def test_a_value_libtorch_cannot_read_is_counted_not_kept(self):
         x = torch.ones(2, dtype=torch.complex32)
         with rec.recording(self.path):
