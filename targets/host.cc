@@ -72,22 +72,26 @@ std::string os_description() {
   return fmt::format("{} {} ({})", u.sysname, u.release, u.machine);
 }
 
-std::string macos_version() {
+namespace {
+
+// A string that macOS's sysctl gives by name; empty elsewhere, or when it has none.
+std::string sysctl_string([[maybe_unused]] const char* name) {
 #ifdef __APPLE__
-  char version[64] = {0};
-  size_t size = sizeof version;
-  if (sysctlbyname("kern.osproductversion", version, &size, nullptr, 0) == 0) return version;
+  char value[128] = {0};
+  size_t size = sizeof value;
+  if (sysctlbyname(name, value, &size, nullptr, 0) == 0) return value;
 #endif
   return "";
 }
 
+}  // namespace
+
+std::string macos_version() {
+  return sysctl_string("kern.osproductversion");
+}
+
 std::string mac_chip() {
-#ifdef __APPLE__
-  char brand[128] = {0};
-  size_t size = sizeof brand;
-  if (sysctlbyname("machdep.cpu.brand_string", brand, &size, nullptr, 0) == 0) return brand;
-#endif
-  return "";
+  return sysctl_string("machdep.cpu.brand_string");
 }
 
 void describe_host(RunEnvironment& env) {
