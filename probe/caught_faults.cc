@@ -10,14 +10,13 @@
 // Such a fault stopped the access that caused it: the faulting instruction did not complete, and the CPU had not
 // touched the device's memory before, since it cannot. So, on Linux, during the run on the target and only there, a
 // worker catches SIGSEGV and SIGBUS raised by a fault on the probing thread: the handler jumps back to the probe
-// (siglongjmp), which looks at the address. One inside the memory of the probe's own device tensors (or in what
-// their storages hold by then: range.out_ resizes its out before it writes it), or one the device says is its own
-// (for CUDA, the driver's cuPointerGetAttribute; for emulated MPS, the emulator: memory the operator allocated
-// itself), is recorded as the crash, with what was touched ("code on the CPU read argument 'shape', which is in
-// cuda:0 memory"), after the thread's ATen state and the device's current stream are restored; the operator's frames
+// (siglongjmp), which looks at the address. One inside the memory of the probe's own device tensors (or in what their
+// storages hold by then: libtorch 1.13's linalg_eigvals.out resizes its out before it writes it), or one the device
+// says is its own (for CUDA, the driver's cuPointerGetAttribute; for emulated MPS, the emulator: memory the operator
+// allocated itself), is recorded as the crash, with what was touched ("code on the CPU read argument 'shape', which is
+// in cuda:0 memory"), after the thread's ATen state and the device's current stream are restored; the operator's frames
 // are abandoned, and what they allocated is never freed. Any other address ends the process with the same signal, as
-// without the handler; so does a fault on another thread or in the CPU reference, and the parent records it as
-// before.
+// without the handler; so does a fault on another thread or in the CPU reference, and the parent records it as before.
 //
 // Emulated MPS memory faults the same way, since the emulator keeps it from the CPU as a Mac does (Note [Emulated MPS
 // memory] in emu/device_memory.cc): _grid_sampler_2d_cpu_fallback reads argument 'grid' on emulated MPS as on CUDA.

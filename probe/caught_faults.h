@@ -18,7 +18,7 @@ struct DeviceMemory {
   uintptr_t begin = 0, end = 0;
   std::string what;
   // The storage whose bytes they were, for a tensor's: an argument that the operator resized before it faulted
-  // (range.out_'s out) holds other memory by then, and that memory is the argument's too.
+  // (libtorch 1.13's linalg_eigvals.out resizes its out) holds other memory by then, and that is the argument's too.
   c10::Storage storage;
 };
 

@@ -71,7 +71,7 @@ TEST(CaughtFaults, AWriteSaysSoAndTheSecondOfTwoMemoriesIsNamed) {
 #endif
 }
 
-// An argument that the function gave other memory before it faulted there (range.out_ resizes its out first): the
+// An argument that the function gave other memory before it faulted there (an out= argument resized first): the
 // memory is still named as the argument's.
 TEST(CaughtFaults, MemoryAnArgumentWasGivenInTheFunctionIsTheArgumentsToo) {
   const Unreachable given;
