@@ -1,4 +1,5 @@
 // How long the registry takes: scanning the live dispatcher, and reading and classifying a release's YAML.
+#include <cstdlib>
 #include <string>
 
 #include <benchmark/benchmark.h>
