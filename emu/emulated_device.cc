@@ -1,21 +1,14 @@
 // The device of emulated MPS: see emulated_device.h.
 #include "emu/emulated_device.h"
 
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include <ATen/EmptyTensor.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
-#ifdef __APPLE__
-#include <malloc/malloc.h>
-#else
-#include <malloc.h>
-#endif
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/torch_compat.h"
+#include "emu/device_memory.h"
 #include "emu/dtype_rules.h"
 #include "emu/mps_emulator.h"
 
@@ -24,40 +17,22 @@ namespace {
 
 constexpr c10::DeviceType kMps = c10::DeviceType::MPS;
 
-// Whether allocations come in whole pages of their own (while a touch fault is planned, see emu/faults.h).
-bool g_whole_pages = false;
-
-size_t usable_size(void* p) {
-#ifdef __APPLE__
-  return malloc_size(p);
-#else
-  return malloc_usable_size(p);
-#endif
-}
-
-// Host memory that says it lives on mps:0. Both allocate() signatures are declared: libtorch 1.13's base class
-// has the const one, 2.x the other; whichever the base declares is the override (see common/torch_compat.h).
+// Memory that says it lives on mps:0 (Note [Emulated MPS memory] in device_memory.cc). Both allocate() signatures are
+// declared: libtorch 1.13's base class has the const one, 2.x the other; whichever the base declares is the override
+// (see common/torch_compat.h). copy_data, 2.x's (a copy-on-write storage's copy), copies through the host view.
 class EmulatedMpsAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t n) const { return make(n); }
   c10::DataPtr allocate(size_t n) { return make(n); }
-  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
-  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void* dest, const void* src, std::size_t count) const {
+    std::memcpy(host_address(dest), host_address(src), count);
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
 
  private:
-  static void release(void* p) {
-    // Pages a touch fault made unreadable become the heap's again.
-    if (p && g_whole_pages) ::mprotect(p, usable_size(p) / page_size() * page_size(), PROT_READ | PROT_WRITE);
-    std::free(p);
-  }
   static c10::DataPtr make(size_t n) {
-    void* p = nullptr;
-    if (n > 0) {
-      const size_t align = g_whole_pages ? page_size() : 64;
-      p = std::aligned_alloc(align, (n + align - 1) / align * align);
-      if (!p) throw std::bad_alloc();
-    }
-    return {p, p, &release, c10::Device(kMps, 0)};
+    void* p = allocate_device_memory(n);
+    return {p, p, &free_device_memory, c10::Device(kMps, 0)};
   }
 };
 
@@ -102,11 +77,12 @@ c10::Allocator& emulated_allocator() {
   return instance;
 }
 
-void register_emulated_device(bool whole_pages) {
-  g_whole_pages = whole_pages;
+bool register_emulated_device(bool whole_pages) {
+  const bool kept_from_cpu = init_device_memory(whole_pages);
   static EmulatedMpsGuard guard;
   static c10::impl::DeviceGuardImplRegistrar guard_registrar(kMps, &guard);
   c10::SetAllocator(kMps, &emulated_allocator());
+  return kept_from_cpu;
 }
 
 bool low_precision(c10::ScalarType type) {
@@ -120,7 +96,7 @@ void check_dtype(c10::ScalarType type) {
 at::Tensor cpu_view(const at::Tensor& t) {
   const c10::Storage& src = t.storage();
   c10::Storage storage(c10::Storage::use_byte_size_t(), src.nbytes(),
-                       c10::DataPtr(const_cast<void*>(src.data_ptr().get()), c10::Device(c10::kCPU)), nullptr, false);
+                       c10::DataPtr(host_address(src.data_ptr().get()), c10::Device(c10::kCPU)), nullptr, false);
   auto impl =
       c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
   impl->set_sizes_and_strides(t.sizes(), t.strides());

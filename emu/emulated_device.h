@@ -1,6 +1,6 @@
-// The device of emulated MPS: host memory that says it lives on mps:0, the device guard, and the CPU views through
-// which the emulator's kernels compute on MPS tensors (Note [MPS emulation] in mps_emulator.cc). For the emulator's
-// own files.
+// The device of emulated MPS: memory that says it lives on mps:0 and that code on the CPU cannot reach (Note [Emulated
+// MPS memory] in device_memory.cc), the device guard, and the CPU views through which the emulator's kernels compute
+// on MPS tensors (Note [MPS emulation] in mps_emulator.cc). For the emulator's own files.
 #pragma once
 
 #include <cstddef>
@@ -12,10 +12,11 @@
 
 namespace mps_audit::emu {
 
-// Makes DeviceType::MPS a device: its allocator and its device guard; once, as the emulator is activated. With
-// `whole_pages`, each allocation comes in whole pages of its own, so that a touch fault (emu/faults.h) can make one
+// Makes DeviceType::MPS a device: its allocator and its device guard; once, as the emulator is activated. Returns
+// whether its memory is kept from the CPU (Note [Emulated MPS memory] in device_memory.cc); where it is not, each
+// allocation comes in whole pages of its own with `whole_pages`, so that a touch fault (emu/faults.h) can make one
 // tensor's memory unreadable.
-void register_emulated_device(bool whole_pages);
+bool register_emulated_device(bool whole_pages);
 
 // The allocator of MPS tensors' memory.
 c10::Allocator& emulated_allocator();
@@ -28,7 +29,8 @@ bool low_precision(c10::ScalarType type);
 // Refuses a dtype that MPS refuses on the emulated macOS (emu/dtype_rules.h), where an MPS tensor is made.
 void check_dtype(c10::ScalarType type);
 
-// A CPU tensor over the same memory as an MPS tensor, with the same layout. Its storage cannot be resized.
+// A CPU tensor over the same memory as an MPS tensor, with the same layout, at the addresses where the CPU may read
+// and write it (device_memory.h's host_address). Its storage cannot be resized.
 at::Tensor cpu_view(const at::Tensor& t);
 
 // `t` itself, or its CPU view when it is an MPS tensor.

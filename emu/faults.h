@@ -22,8 +22,9 @@ enum class FaultKind {
                    // on a lock the caught fault left held
   kTouch,  // code on the CPU reads the first tensor argument's device memory, which (as a CUDA device's) it cannot
            // reach: the access faults (SIGSEGV). Caught, it stands for what a fault may leave behind: from then on,
-           // every other operator's results are wrong in that process. While such a fault is planned, the
-           // emulator's memory comes in whole pages, so that one tensor's can be made unreadable alone.
+           // every other operator's results are wrong in that process. Where emulated MPS memory is heap memory
+           // (Note [Emulated MPS memory] in device_memory.cc), it comes in whole pages while such a fault is planned,
+           // so that one tensor's can be made unreadable alone.
 };
 
 inline constexpr const char* kFaultsVariable = "MPS_AUDIT_EMU_FAULTS";

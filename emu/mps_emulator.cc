@@ -3,14 +3,16 @@
 // Note [MPS emulation]
 // On a libtorch built without MPS, DispatchKey::MPS and DeviceType::MPS exist but nothing is registered for them.
 // activate_mps_emulator registers, for this process only:
-//  - an allocator for DeviceType::MPS on host memory (its DataPtrs say mps:0) and a device guard of one device and
-//    one stream (emulated_device.cc);
+//  - an allocator for DeviceType::MPS (its DataPtrs say mps:0) whose memory code on the CPU cannot reach at the
+//    addresses tensors hold, as on a Mac, where the emulator's kernels reach it through host views (Note [Emulated MPS
+//    memory] in device_memory.cc), and a device guard of one device and one stream (emulated_device.cc);
 //  - for every operator the chosen release implements for MPS (registry/static_registry.cc, hand registrations
 //    included), one boxed kernel:
 //      native        computes with the operator's CPU kernel on CPU views of the same memory: no copy through
 //                    at::_to_cpu, and RecordFunction is off inside, so a dispatcher trace sees one native MPS op;
 //                    view and metadata operators (see is_metadata_op) run their device-agnostic CPU kernel on the
-//                    MPS tensors themselves, so views alias MPS storage;
+//                    MPS tensors themselves, so views alias MPS storage, and those that may move a storage's bytes
+//                    (resize_, set_) in a DeviceMemoryWindow;
 //      cpu_fallback  MPS's warning once, then at::native::cpu_fallback, whatever PYTORCH_ENABLE_MPS_FALLBACK says;
 //      stub          raises, as the real stub does;
 //    and dedicated kernels for the operators that make or move memory (empty, empty_strided, _copy_from,
@@ -24,8 +26,9 @@
 //    (emulated_convolution.cc);
 //  - the backend fallback of MPSFallback.mm: cpu_fallback with MPS's warning when PYTORCH_ENABLE_MPS_FALLBACK is a
 //    non-zero integer at activation, otherwise NotImplementedError with MPS's message.
-// Data types MPS refuses (emu/dtype_rules.cc) are refused where MPS tensors are created. A process that trains on
-// emulated MPS with libtorch 2.x makes it the accelerator too (Note [Emulated MPS as the accelerator] in
+// Anything else that reads or writes an MPS tensor's memory (a CPU kernel PyTorch registers for every backend) faults,
+// as on a Mac. Data types MPS refuses (emu/dtype_rules.cc) are refused where MPS tensors are created. A process that
+// trains on emulated MPS with libtorch 2.x makes it the accelerator too (Note [Emulated MPS as the accelerator] in
 // emulated_accelerator.cc).
 #include "emu/mps_emulator.h"
 
@@ -34,6 +37,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <thread>
 #include <unordered_map>
@@ -55,6 +59,7 @@
 #include "common/paths.h"
 #include "common/text.h"
 #include "common/torch_compat.h"
+#include "emu/device_memory.h"
 #include "emu/emulated_convolution.h"
 #include "emu/emulated_device.h"
 #include "emu/faults.h"
@@ -161,6 +166,30 @@ bool is_metadata_op(const c10::FunctionSchema& schema) {
   return kMetadata.count(schema.name()) > 0;
 }
 
+// Metadata operators whose CPU kernel may move a storage's bytes into a larger allocation (resize_bytes_cpu's memcpy
+// at the tensors' own addresses): they run in a DeviceMemoryWindow (Note [Emulated MPS memory]).
+bool may_move_storage(const c10::FunctionSchema& schema) {
+  static const std::unordered_set<std::string> kMoving = {"aten::resize_", "aten::resize_as_", "aten::_resize_output_",
+                                                          "aten::set_"};
+  return kMoving.count(schema.name()) > 0;
+}
+
+// The memory of the MPS tensors and storages among the top `num_args` values of the stack.
+std::vector<const void*> mps_memory_of(const torch::jit::Stack& stack, size_t num_args) {
+  std::vector<const void*> blocks;
+  for (size_t i = stack.size() - num_args; i < stack.size(); ++i) {
+    if (stack[i].isStorage()) {
+      blocks.push_back(stack[i].toStorage().data());
+      continue;
+    }
+    map_tensors(stack[i], [&](const at::Tensor& t) {
+      if (t.defined() && t.device().type() == kMps && t.has_storage()) blocks.push_back(t.storage().data());
+      return t;
+    });
+  }
+  return blocks;
+}
+
 struct Written {
   at::Tensor mps, cpu;
 };
@@ -260,11 +289,13 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   inject_before(name, fault, *stack, op.schema().arguments().size());
   const auto& schema = op.schema();
   at::DisableRecordFunctionGuard no_trace;  // one native op in a trace, however it is computed here
+  const size_t num_args = schema.arguments().size();
   if (is_metadata_op(schema)) {
+    std::optional<DeviceMemoryWindow> window;
+    if (may_move_storage(schema)) window.emplace(mps_memory_of(*stack, num_args));
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
     return;
   }
-  const size_t num_args = schema.arguments().size();
   const size_t first = stack->size() - num_args;
   std::vector<Written> writes;
   std::unordered_map<const c10::TensorImpl*, at::Tensor> inputs;
@@ -490,6 +521,14 @@ const EmulatorInfo* active_mps_emulator() {
   return g_state ? &g_state->info : nullptr;
 }
 
+bool is_emulated_mps_address(uintptr_t address) {
+  return is_device_address(address);
+}
+
+void after_caught_fault() {
+  close_abandoned_windows();
+}
+
 std::string find_release_dir(const std::string& torch_version) {
   std::smatch m;
   if (!std::regex_search(torch_version, m, std::regex(R"(^(\d+)\.(\d+)\.(\d+))"))) return "";
@@ -568,7 +607,8 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   state->info.macos_major = options.macos_major;
   state->info.fallback_enabled = fallback_enabled_by_environment();
 
-  register_emulated_device(state->faults.plans(FaultKind::kTouch) || state->faults.plans(FaultKind::kTouchThenHang));
+  state->info.memory_kept_from_cpu = register_emulated_device(state->faults.plans(FaultKind::kTouch) ||
+                                                              state->faults.plans(FaultKind::kTouchThenHang));
 
   state->kernels =
       std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::MPS, __FILE__, __LINE__);

@@ -3,6 +3,7 @@
 // in mps_emulator.cc for how it works; docs/emulator.md for what it reproduces and what it cannot.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct EmulatorInfo {
   size_t release_fallbacks = 0;
   // Operators the release implements for MPS but the linked libtorch does not have at all.
   std::vector<std::string> absent_ops;
+  // Whether code on the CPU that reads or writes MPS memory faults, as on a Mac (Linux; Note [Emulated MPS memory]).
+  bool memory_kept_from_cpu = false;
 
   // "emulated MPS (PyTorch 1.13.1 registry, macOS 14 rules)": every report of an emulated run says so.
   std::string label() const;
@@ -46,6 +49,14 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& options);
 
 // nullptr until activate_mps_emulator succeeded.
 const EmulatorInfo* active_mps_emulator();
+
+// Whether `address` is emulated MPS memory that code on the CPU cannot reach (Note [Emulated MPS memory] in
+// device_memory.cc): where a fault on it is code on the CPU that touched MPS memory.
+bool is_emulated_mps_address(uintptr_t address);
+
+// After a fault was caught (Note [Caught faults] in probe/caught_faults.cc): closes the MPS memory that emulated
+// kernels whose frames the fault abandoned had opened.
+void after_caught_fault();
 
 // The release folder matching a libtorch version ("2.11.0"; "1.13.0" finds pytorch-1.13.1 too): in
 // $MPS_AUDIT_DATA_DIR, then the data/ folder of the source tree this was built from, then (for the linked version)

@@ -10,18 +10,26 @@
 // Such a fault stopped the access that caused it: the faulting instruction did not complete, and the CPU had not
 // touched the device's memory before, since it cannot. So, on Linux, during the run on the target and only there, a
 // worker catches SIGSEGV and SIGBUS raised by a fault on the probing thread: the handler jumps back to the probe
-// (siglongjmp), which looks at the address. One inside the memory of the probe's own device tensors, or one the
-// device says is its own (for CUDA, the driver's cuPointerGetAttribute: memory the operator allocated itself), is
-// recorded as the crash, with what was touched ("code on the CPU read argument 'shape', which is in cuda:0 memory"),
-// after the thread's ATen state and the device's current stream are restored; the operator's frames are abandoned,
-// and what they allocated is never freed. Any other address ends the process with the same signal, as without the
-// handler; so does a fault on another thread or in the CPU reference, and the parent records it as before.
+// (siglongjmp), which looks at the address. One inside the memory of the probe's own device tensors (or in what their
+// storages hold by then: libtorch 1.13's linalg_eigvals.out resizes its out before it writes it), or one the device
+// says is its own (for CUDA, the driver's cuPointerGetAttribute; for emulated MPS, the emulator: memory the operator
+// allocated itself), is recorded as the crash, with what was touched ("code on the CPU read argument 'shape', which is
+// in cuda:0 memory"), after the thread's ATen state and the device's current stream are restored; the operator's frames
+// are abandoned, and what they allocated is never freed. Any other address ends the process with the same signal, as
+// without the handler; so does a fault on another thread or in the CPU reference, and the parent records it as before.
+//
+// Emulated MPS memory faults the same way, since the emulator keeps it from the CPU as a Mac does (Note [Emulated MPS
+// memory] in emu/device_memory.cc): _grid_sampler_2d_cpu_fallback reads argument 'grid' on emulated MPS as on CUDA.
+// There a caught fault leaves nothing of the device behind: the emulator closes the memory that the emulated kernels
+// whose frames were abandoned had opened (emu::after_caught_fault), and no later result is touched (only the
+// injected touch fault, emu/faults.h, which stands for a fault that poisons a CUDA process, makes later results
+// wrong on purpose). The abandoned frames are the CPU's all the same, so the rule below holds there too.
 //
 // A worker that caught a fault says so, and goes on with the rest of that operator only (its other dtypes, which
 // usually fault the same way), then exits: no other operator runs in a process whose state a fault may have left
-// behind (see Note [Worker protocol]), and a probe that hangs or dies there runs again in a new worker (Note [Probes
-// after a caught fault] in run/pool.cc). The emulator's touch faults (emu/faults.h) make such faults for the
-// tests.
+// behind (a lock or a thread-local of the abandoned frames; see Note [Worker protocol]), and a probe that hangs or
+// dies there runs again in a new worker (Note [Probes after a caught fault] in run/pool.cc). The emulator's touch
+// faults (emu/faults.h) make such faults on demand for the tests.
 #include "probe/caught_faults.h"
 
 #include <algorithm>
@@ -42,6 +50,7 @@
 #endif
 
 #include "common/ivalue_tensors.h"
+#include "emu/mps_emulator.h"
 
 namespace mps_audit {
 namespace {
@@ -152,7 +161,7 @@ std::vector<DeviceMemory> device_memory_of(const c10::FunctionSchema& schema, co
     map_tensors(args[i], [&](const at::Tensor& t) {
       if (t.defined() && t.device() == device && t.has_storage() && t.storage().nbytes() > 0) {
         const auto begin = reinterpret_cast<uintptr_t>(t.storage().data());
-        if (begin != 0) out.push_back({begin, begin + t.storage().nbytes(), what});
+        if (begin != 0) out.push_back({begin, begin + t.storage().nbytes(), what, t.storage()});
       }
       return t;
     });
@@ -196,6 +205,10 @@ std::optional<CaughtFault> run_catching_device_faults(const std::vector<DeviceMe
   return std::nullopt;
 #else
   if (!is_device_address && device.is_cuda()) is_device_address = &cuda_device_address;
+  // Emulated MPS memory, where code on the CPU cannot reach it (Note [Emulated MPS memory] in emu/device_memory.cc).
+  const emu::EmulatorInfo* emulator = device.type() == c10::DeviceType::MPS ? emu::active_mps_emulator() : nullptr;
+  if (!is_device_address && emulator && emulator->memory_kept_from_cpu)
+    is_device_address = &emu::is_emulated_mps_address;
   if (memory.empty() && !is_device_address) {
     f();
     return std::nullopt;
@@ -211,11 +224,19 @@ std::optional<CaughtFault> run_catching_device_faults(const std::vector<DeviceMe
   if (!faulted_while_running(f)) return std::nullopt;
   // Back from the handler: f's frames are gone, and with them whatever guards they held.
   const uintptr_t address = g_armed.address;
-  const auto it = std::find_if(memory.begin(), memory.end(),
-                               [&](const DeviceMemory& m) { return address >= m.begin && address < m.end; });
+  auto it = std::find_if(memory.begin(), memory.end(),
+                         [&](const DeviceMemory& m) { return address >= m.begin && address < m.end; });
+  if (it == memory.end()) {  // memory an argument holds since f began
+    it = std::find_if(memory.begin(), memory.end(), [&](const DeviceMemory& m) {
+      if (!m.storage.unsafeGetStorageImpl()) return false;
+      const auto begin = reinterpret_cast<uintptr_t>(m.storage.data());
+      return begin != 0 && address >= begin && address < begin + m.storage.nbytes();
+    });
+  }
   if (it == memory.end() && !(is_device_address && is_device_address(address))) die_of(g_armed.signal);
   ++g_caught;
   at::ThreadLocalState::setThreadLocalState(state);
+  if (emulator) emu::after_caught_fault();
   if (streams) {
     streams->uncheckedSetDevice(device);
     streams->exchangeStream(*stream);

@@ -9,6 +9,7 @@
 
 #include <ATen/core/ivalue.h>
 #include <c10/core/Device.h>
+#include <c10/core/Storage.h>
 
 namespace mps_audit {
 
@@ -16,6 +17,9 @@ namespace mps_audit {
 struct DeviceMemory {
   uintptr_t begin = 0, end = 0;
   std::string what;
+  // The storage whose bytes they were, for a tensor's: an argument that the operator resized before it faulted
+  // (libtorch 1.13's linalg_eigvals.out resizes its out) holds other memory by then, and that is the argument's too.
+  c10::Storage storage;
 };
 
 // The memory behind the tensors of `args` (the arguments of `schema`, in order) that live on `device`.
@@ -33,10 +37,10 @@ struct CaughtFault {
 // Whether an address is in the device's memory. For a CUDA device, without one given, the CUDA driver says.
 using DeviceAddressCheck = std::function<bool(uintptr_t)>;
 
-// Runs f on this thread. When f faults on an address inside `memory`, or on one that `is_device_address` says is
-// the device's, f is abandoned and the fault returned, with the thread's ATen state (dispatch keys, grad mode, ...)
-// and `device`'s current stream as they were before f. Any other fault ends the process as it would without this
-// function.
+// Runs f on this thread. When f faults on an address inside `memory` (or inside what its storages hold by then), or
+// on one that `is_device_address` says is the device's, f is abandoned and the fault returned, with the thread's ATen
+// state (dispatch keys, grad mode, ...) and `device`'s current stream as they were before f. Any other fault ends the
+// process as it would without this function.
 std::optional<CaughtFault> run_catching_device_faults(const std::vector<DeviceMemory>& memory,
                                                       const c10::Device& device, const std::function<void()>& f,
                                                       DeviceAddressCheck is_device_address = {});

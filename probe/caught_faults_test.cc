@@ -71,6 +71,21 @@ TEST(CaughtFaults, AWriteSaysSoAndTheSecondOfTwoMemoriesIsNamed) {
 #endif
 }
 
+// An argument that the function gave other memory before it faulted there (an out= argument resized first): the
+// memory is still named as the argument's.
+TEST(CaughtFaults, MemoryAnArgumentWasGivenInTheFunctionIsTheArgumentsToo) {
+  const Unreachable given;
+  at::Tensor out = at::ones({4});
+  const c10::FunctionSchema schema("test::f", "", {c10::Argument("out", c10::TensorType::get())}, {});
+  const auto memory = device_memory_of(schema, {out}, kCpu);
+  const auto fault = run_catching_device_faults(memory, kCpu, [&] {
+    out.storage().set_data_ptr_noswap(c10::DataPtr(const_cast<char*>(given.at(0)), kCpu));
+    *given.at(8) = 1;
+  });
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->what, "argument 'out'");
+}
+
 // Memory that is no argument's, which the device says is its own (an operator's own allocation on a CUDA device).
 TEST(CaughtFaults, AFaultOnOtherMemoryOfTheDeviceIsCaught) {
   const Unreachable argument, internal;

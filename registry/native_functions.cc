@@ -2,7 +2,10 @@
 // fields this reader does not know are ignored, so that newer releases still load.
 #include "registry/native_functions.h"
 
+#include <map>
+#include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -180,7 +183,21 @@ std::vector<NativeFunctionDecl> parse_native_functions(const std::string& text, 
 }
 
 std::vector<NativeFunctionDecl> read_native_functions(const std::string& path) {
-  return parse_native_functions(read_file(path), path);
+  // A file read before with the same text is not parsed again: a run parses its release's YAML before it forks its
+  // workers (Note [Forked workers] in run/worker_process.cc), and each worker activating the MPS emulator, one for each
+  // operator whose fault a worker caught among them (Note [Caught faults] in probe/caught_faults.cc), would otherwise
+  // parse it again, a third of a second of a core each.
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::string, std::vector<NativeFunctionDecl>>> parsed;  // path -> text, decls
+  std::string text = read_file(path);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = parsed.find(path); it != parsed.end() && it->second.first == text) return it->second.second;
+  }
+  std::vector<NativeFunctionDecl> decls = parse_native_functions(text, path);
+  std::lock_guard<std::mutex> lock(mutex);
+  parsed[path] = {std::move(text), decls};
+  return decls;
 }
 
 }  // namespace mps_audit

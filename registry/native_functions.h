@@ -36,7 +36,8 @@ struct NativeFunctionDecl {
 // Throws UserError (with file:line:col) on invalid YAML or YAML that is not a list of declarations.
 std::vector<NativeFunctionDecl> parse_native_functions(const std::string& text, const std::string& file);
 
-// Reads and parses a file; missing or unreadable files are UserErrors too.
+// Reads and parses a file (once per text: a file read again unchanged is not parsed again); missing or unreadable
+// files are UserErrors too.
 std::vector<NativeFunctionDecl> read_native_functions(const std::string& path);
 
 }  // namespace mps_audit

@@ -284,7 +284,9 @@ class PoolImpl {
   // A worker that caught a fault (Note [Caught faults]) goes on with the rest of that operator, one probe at a time,
   // in a process the fault may have left in an unknown state: a lock its abandoned frames held, say. So when it hangs
   // or dies there, the probe is not recorded: it goes back to the front of the queue and runs again in a new worker,
-  // whose verdict is the record (a probe that hangs anywhere costs the time limit twice).
+  // whose verdict is the record (a probe that hangs anywhere costs the time limit twice). The same holds on emulated
+  // MPS: a caught fault leaves the emulated device as it was, but the frames it abandoned are the CPU's there too
+  // (Note [Caught faults]).
 
   // Note [Turns that fail]
   // A worker on CUDA runs an overload's probes in one turn (Note [Probes in one turn] in probe/probe_op.cc) and

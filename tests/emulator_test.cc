@@ -2,9 +2,12 @@
 // emulator active (emulator_test_main.cc); expectations that depend on the release come from its registry.
 #include <unistd.h>
 
+#include <sstream>
+
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/_efficientzerotensor.h>
+#include <ATen/ops/_grid_sampler_2d_cpu_fallback.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
@@ -28,6 +31,7 @@
 
 #include "common/torch_compat.h"
 #include "emu/mps_emulator.h"
+#include "probe/caught_faults.h"
 #include "probe/dispatch_trace.h"
 #include "registry/extra_registrations.h"
 #include "registry/native_functions.h"
@@ -302,6 +306,73 @@ TEST(EmulatorCpuFallback, RunsOnTheCpuAndSaysSo) {
                                       "backend and will fall back to run on the CPU"),
             std::string::npos)
       << warnings.messages[0];
+}
+
+// Note [Emulated MPS memory]: the emulator's own kernels, copies and the metadata operators that move a storage's
+// bytes (resize_ growing a tensor, set_ onto a larger view of a storage) reach MPS memory; nothing faults while they
+// run, with faults on MPS memory caught as in a probe.
+TEST(Emulator, EmulatedKernelsAndCopiesReachMpsMemory) {
+#ifndef __linux__
+  GTEST_SKIP() << "emulated MPS memory is kept from the CPU on Linux only";
+#endif
+  ASSERT_TRUE(info().memory_kept_from_cpu);
+  const at::Tensor cpu = sample(at::kFloat);
+  at::Tensor x = cpu.to(kMps), grown, on_storage;
+  float first = 0;
+  std::ostringstream printed;
+  const auto fault = run_catching_device_faults({}, kMps, [&] {
+    at::Tensor y = at::sin(x);
+    y.add_(1);
+    grown = y.clone();
+    grown.resize_({64});  // a larger storage: the old bytes are copied into it
+    on_storage = at::empty({0}, at::TensorOptions().device(kMps));
+    on_storage.set_(y.storage(), 0, {3, 8}, {8, 1});  // larger than y's storage: grown by set_
+    first = x.select(0, 1).sum().item<float>();
+    printed << x;
+  });
+  ASSERT_FALSE(fault.has_value()) << fault->description;
+  EXPECT_TRUE(at::allclose(grown.to(at::kCPU).slice(0, 0, 12).view({3, 4}), at::sin(cpu).add(1)));
+  EXPECT_TRUE(at::allclose(on_storage.to(at::kCPU).view({-1}).slice(0, 0, 12), at::sin(cpu).add(1).view({-1})));
+  EXPECT_EQ(first, cpu.select(0, 1).sum().item<float>());
+  EXPECT_NE(printed.str().find("MPSFloatType{3,4}"), std::string::npos) << printed.str();
+}
+
+// A CPU kernel that PyTorch registers for every backend reads its arguments' memory itself: on a Mac an MPS tensor's
+// data pointer is a Metal buffer's handle, and on emulated MPS the read faults (Note [Emulated MPS memory]), caught as
+// the prober catches it and named by argument; the native kernel and the CPU fallback's copies before it in the same
+// run reach MPS memory, and MPS works as before after it.
+TEST(EmulatorCpuFallback, CpuCodeThatReadsMpsMemoryFaultsWhereTheEmulatorsKernelsDoNot) {
+#ifndef __linux__
+  GTEST_SKIP() << "emulated MPS memory is kept from the CPU on Linux only";
+#endif
+  const at::Tensor cpu = sample(at::kFloat);
+  const at::Tensor input = cpu.reshape({1, 1, 3, 4}).to(kMps);
+  const at::Tensor grid = at::arange(-1, 1, 1.0 / 9, at::TensorOptions().dtype(at::kFloat)).reshape({1, 3, 3, 2});
+  const at::Tensor mps_grid = grid.to(kMps);
+  const auto& schema =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::_grid_sampler_2d_cpu_fallback", "").schema();
+  const std::vector<c10::IValue> args = {input, mps_grid, int64_t{0}, int64_t{0}, false};
+  at::Tensor native, fell_back;
+  bool returned = false;
+  DispatchTrace trace;
+  const auto fault = run_catching_device_faults(device_memory_of(schema, args, kMps), kMps, [&] {
+    native = at::sin(input);
+    fell_back = at::heaviside(input, input);
+    at::_grid_sampler_2d_cpu_fallback(input, mps_grid, 0, 0, false);
+    returned = true;
+  });
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_FALSE(returned);
+  EXPECT_EQ(fault->what, "argument 'grid'");
+#ifdef __x86_64__
+  EXPECT_EQ(fault->description,
+            "signal 11 (Segmentation fault): code on the CPU read argument 'grid', which is in mps:0 memory");
+#endif
+  EXPECT_EQ(fallback_ops(trace.events()), std::vector<std::string>{"aten::heaviside.out"});
+  EXPECT_TRUE(at::equal(native.to(at::kCPU), at::sin(cpu).reshape({1, 1, 3, 4})));
+  EXPECT_TRUE(at::equal(fell_back.to(at::kCPU), at::heaviside(cpu, cpu).reshape({1, 1, 3, 4})));
+  // MPS computes as before after the fault.
+  EXPECT_TRUE(at::allclose(at::cos(input).to(at::kCPU), at::cos(cpu).reshape({1, 1, 3, 4})));
 }
 
 TEST(EmulatorMacos13, RefusesBfloat16AndComplex) {
