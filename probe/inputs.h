@@ -18,6 +18,11 @@ struct SampleInputs {
   std::string name;               // the sample's name ("default" when synthesized)
   std::vector<c10::IValue> args;  // in schema order, on the CPU
   std::string unsupported;        // non-empty: no inputs could be made, and why
+  // A condition sample's (probe/condition_samples.h): its views (a storage offset, gaps between elements) reach the
+  // reference and the target as views of the same layout, where a plain copy would make them contiguous; and the
+  // arguments at these positions (0-d tensors) stay on the CPU when the others go to the target.
+  bool keep_views = false;
+  std::vector<size_t> on_cpu;
 };
 
 // Ways to synthesize inputs when the spec gives no sample, tried in order until the CPU accepts them: the spec's

@@ -171,11 +171,11 @@ TEST(ProbeOp, NamedViewsAndZeroTensorsAreComparedAndOutputsThatCannotBeSaySo) {
 TEST(ProbeOp, CpuSelfCheckPassesAndSkipsSayWhy) {
   const Spec spec = spec_with("ops:\n  aten::sin: {xfail: [{reason: demo, targets: [cpu]}]}\n");
   const ProbeTarget cpu{"cpu", c10::Device(c10::kCPU)};
-  set_recordings_choice("none");  // synthesized inputs: one sample
+  set_recordings_choice("none");  // synthesized inputs: one sample, and the five derived from it to meet conditions
   const ProbeResult add = probe_op(cpu, spec, "aten::add.Tensor", "float32");
   set_recordings_choice("");
   EXPECT_EQ(add.verdict, Verdict::kPass) << add.message;
-  EXPECT_EQ(add.samples, 1);
+  EXPECT_EQ(add.samples, 6);
   const ProbeResult sin = probe_op(cpu, spec, "aten::sin", "float32");
   EXPECT_EQ(sin.verdict, Verdict::kXpass);  // passes, though the spec expects it to fail on cpu
   const ProbeResult from_file = probe_op(cpu, spec, "aten::from_file", "float32");

@@ -1,6 +1,7 @@
 // One probe of an operator in a dtype: the samples it tries (the spec's, recorded calls, or synthesized inputs, with
-// what earlier dtypes taught synthesis), each probed in stages by sample_probe.cc (inputs on the CPU, reference on the
-// CPU, the same inputs copied to the target, a traced run there, comparison), the verdict of the worst, and the
+// what earlier dtypes taught synthesis, then the condition samples derived from one of them: Note [Condition samples]
+// in condition_samples.cc), each probed in stages by sample_probe.cc (inputs on the CPU, reference on the CPU, the
+// same inputs copied to the target, a traced run there, comparison), the verdict of the worst of its own, and the
 // probes of an overload in one turn of the GPU.
 #include "probe/probe_op.h"
 
@@ -15,17 +16,20 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <fmt/format.h>
 
+#include "common/ivalue_tensors.h"
 #include "common/torch_compat.h"
 #include "probe/caught_faults.h"
 #include "probe/compare.h"
+#include "probe/condition_samples.h"
 #include "probe/dtypes.h"
 #include "probe/inputs.h"
 #include "probe/recorded_samples.h"
 #include "probe/sample_probe.h"
+#include "probe/sample_traits.h"
 
 namespace mps_audit {
 
-using detail::probe_samples;
+using detail::decide_record;
 using detail::SampleOutcome;
 using detail::StagedSamples;
 using detail::wait_for_devices;
@@ -100,6 +104,11 @@ std::unordered_map<std::string, std::string>& accepted_in() {
   static std::unordered_map<std::string, std::string> accepted;  // operator -> the first dtype the CPU took
   return accepted;
 }
+// What the condition samples (Note [Condition samples] in condition_samples.cc) of an operator's earlier dtypes taught.
+std::unordered_map<std::string, ConditionMemory>& condition_memory() {
+  static std::unordered_map<std::string, ConditionMemory> memory;
+  return memory;
+}
 
 // Note [Probes in one turn]
 // A worker holds every dtype of an operator's overload (Note [Worker protocol] in run/worker_protocol.cc), and on CUDA
@@ -151,6 +160,7 @@ class OpProbe {
       r_.verdict = Verdict::kSkip;
       run_recordings(defer);
       if (!recorded_staged_ && !any_run_) run_samples(defer);
+      stage_conditions(defer);
     });
   }
 
@@ -162,6 +172,7 @@ class OpProbe {
       for (Slot& slot : slots_) {
         if (slot.staged) slot.staged->stage_inputs();
       }
+      if (conditions_staged_) conditions_staged_->stage_inputs();
     });
   }
   void run_on_target() {
@@ -174,6 +185,7 @@ class OpProbe {
         // A crash ends the probe: the samples after it do not run (finish() takes none after it).
         if (slot.staged->probes.front().crashed()) break;
       }
+      if (conditions_staged_ && !crashed_in_turn()) conditions_staged_->stage_runs(before_target_);
     });
   }
   void copy_back(std::vector<c10::Device>& turn) {
@@ -182,6 +194,7 @@ class OpProbe {
       for (size_t k = 0; k < slots_run_; ++k) {
         if (slots_[k].staged) slots_[k].staged->stage_copy_back(turn);
       }
+      if (conditions_staged_) conditions_staged_->stage_copy_back(turn);
     });
   }
 
@@ -206,6 +219,11 @@ class OpProbe {
       // A sample that went on after the turn and crashed: the samples after it would not have run.
       if (slot.outcome->verdict == Verdict::kCrash) break;
     }
+    if (conditions_staged_) {
+      condition_outcomes_ = conditions_staged_->judge(spec_, entry_, dtype_label_, turn_error);
+      conditions_staged_.reset();
+    }
+    take_conditions(condition_outcomes_);
     conclude();
     spent_ += std::chrono::steady_clock::now() - begun;
     r_.seconds = std::chrono::duration<double>(spent_).count() + turn_seconds;
@@ -286,8 +304,10 @@ class OpProbe {
     if (!target_.in_turns) {
       for (const SampleInputs& inputs : recorded_inputs_) {
         if (crashed_) break;
-        take(probe_samples(target_, spec_, entry_, *op_, *dtype_, dtype_label_, {&inputs}, before_target_).front(),
-             inputs.name);
+        StagedSamples staged;
+        staged.stage_reference(target_, *op_, *dtype_, {&inputs});
+        if (!staged.probes.front().decided) consider_base(inputs, staged.probes.front());
+        take(staged.finish_alone(before_target_, spec_, entry_, dtype_label_).front(), inputs.name);
       }
       return;
     }
@@ -296,6 +316,9 @@ class OpProbe {
     for (const SampleInputs& inputs : recorded_inputs_) samples.push_back(&inputs);
     auto staged = std::make_unique<StagedSamples>();
     staged->stage_reference(target_, *op_, *dtype_, samples);
+    for (size_t k = 0; k < staged->probes.size(); ++k) {
+      if (!staged->probes[k].decided) consider_base(recorded_inputs_[k], staged->probes[k]);
+    }
     if (defer && staged->for_target()) {
       recorded_staged_ = std::move(staged);
       return;
@@ -358,6 +381,7 @@ class OpProbe {
       if (!slot.inputs->unsupported.empty()) break;
       auto staged = std::make_unique<StagedSamples>();
       staged->stage_reference(target_, *op_, *dtype_, {slot.inputs.get()});
+      if (!staged->probes.front().decided) consider_base(*slot.inputs, staged->probes.front());
       if (defer && staged->for_target()) {
         slot.staged = std::move(staged);
         slot.position = p;
@@ -397,9 +421,89 @@ class OpProbe {
     slot.outcome = o;
   }
 
-  // The worst sample decides. A crash ends the probe, as it would have ended the process had it not been caught.
+  // A sample the CPU took, before it runs on the target: the base of the probe's condition samples (Note [Condition
+  // samples] in condition_samples.cc) if it is the first, or the first that is better: without an operand of another
+  // dtype (a complex or float64 one, which a target may refuse whatever the condition), then with a tensor of two
+  // elements or more (a recording of 0-d tensors meets few conditions).
+  void consider_base(const SampleInputs& inputs, const detail::SampleProbe& probe) {
+    if (conditions_closed_ || base_score_ == 3) return;
+    bool rich = false;
+    for (const c10::IValue& v : inputs.args) {
+      map_tensors(v, [&](const at::Tensor& t) {
+        rich = rich || (t.defined() && t.numel() >= 2);
+        return t;
+      });
+    }
+    const int score = (wide_operand(op_->schema(), inputs.args, *dtype_) ? 0 : 2) + (rich ? 1 : 0);
+    if (score <= base_score_) return;
+    base_score_ = score;
+    base_reference_ = probe.reference_value();
+    base_.name = inputs.name;
+    base_.args = inputs.args;
+    // The CPU target runs a sample on its own tensors, in place for an in-place operator: the base is kept as it was.
+    if (target_.device.is_cpu()) {
+      for (c10::IValue& v : base_.args) {
+        v = map_tensors(v, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; });
+      }
+    }
+  }
+
+  // The condition samples, once the probe's own samples are made: their references now; the rest with the turn when
+  // `defer`, else now. Those whose reference the CPU refused are dropped, and the operator's later dtypes do not try
+  // their conditions.
+  void stage_conditions(bool defer) {
+    conditions_closed_ = true;
+    // A program's calls (`mps-audit model --calls`) are replayed for what they do, over the program's own inputs.
+    const Recordings* recordings = process_recordings();
+    if (crashed_ || base_score_ < 0 || (recordings && recordings->program())) return;
+    ConditionMemory& memory = condition_memory()[op_name_];
+    for (auto& c : condition_samples(*op_, *dtype_, base_, memory)) conditions_.push_back(std::move(c));
+    if (conditions_.empty()) return;
+    std::vector<const SampleInputs*> samples;
+    for (const ConditionSample& c : conditions_) samples.push_back(&c.inputs);
+    auto staged = std::make_unique<StagedSamples>();
+    staged->stage_reference(target_, *op_, *dtype_, samples);
+    for (size_t k = 0; k < staged->probes.size(); ++k) {
+      detail::SampleProbe& p = staged->probes[k];
+      // A view of the base's values must give the CPU the base's result (Note [Views on the target] in
+      // sample_probe.cc): where it does not, the CPU's kernel mishandles the view, and the reference is not one.
+      if (conditions_[k].inputs.keep_views) p.agree_with(base_reference_, entry_);
+      if (p.decided && p.out.verdict == Verdict::kSkip) memory.refused |= condition_bit(conditions_[k].condition);
+    }
+    if (!staged->for_target()) return;
+    if (defer) {
+      conditions_staged_ = std::move(staged);
+      return;
+    }
+    condition_outcomes_ = staged->finish_alone(before_target_, spec_, entry_, dtype_label_);
+  }
+
+  // The condition samples' outcomes, after those of the probe's own samples: those whose reference the CPU refused are
+  // not the record's.
+  void take_conditions(const std::vector<SampleOutcome>& outcomes) {
+    for (size_t k = 0; k < outcomes.size() && !crashed_; ++k) {
+      if (outcomes[k].verdict != Verdict::kSkip) take(outcomes[k], conditions_[k].inputs.name);
+    }
+  }
+
+  // Whether a sample crashed in this probe's part of the turn so far.
+  bool crashed_in_turn() const {
+    if (crashed_) return true;
+    if (recorded_staged_) {
+      for (size_t k = 0; k < recorded_staged_->run; ++k) {
+        if (recorded_staged_->probes[k].crashed()) return true;
+      }
+    }
+    for (size_t k = 0; k < slots_run_; ++k) {
+      if (slots_[k].staged && slots_[k].staged->probes.front().crashed()) return true;
+    }
+    return false;
+  }
+
+  // Each sample that ran is kept for the verdict (decide_record()). A crash ends the probe, as it would have ended
+  // the process had it not been caught.
   void take(const SampleOutcome& o, const std::string& name) {
-    ++r_.samples;
+    const size_t index = r_.samples++;
     crashed_ = crashed_ || o.verdict == Verdict::kCrash;
     for (auto w : o.warnings) {
       w = first_line(w);
@@ -411,21 +515,13 @@ class OpProbe {
       skip_reason_ = o.message;
       return;
     }
-    const bool first = !any_run_;
     any_run_ = true;
-    if (first || (worse(r_.verdict, o.verdict) == o.verdict && o.verdict != r_.verdict)) {
-      r_.verdict = o.verdict;
-      r_.message = o.message;
-      r_.sample = name;
-      r_.fallback_ops = o.fallback_ops;
-      r_.max_abs_error = o.comparison.max_abs_error;
-      r_.max_rel_error = o.comparison.max_rel_error;
-      r_.mismatches = o.comparison.mismatches;
-      r_.first_mismatch = o.comparison.first_mismatch;
-    }
+    r_.traits.merge(o.traits);
+    taken_.push_back({o, name, index});
   }
 
   void conclude() {
+    decide_record(taken_, r_);
     if (!any_run_) r_.message = skip_reason_;
 
     // Note [Rejected in one dtype]
@@ -470,7 +566,16 @@ class OpProbe {
   std::vector<Synthesis> variants_;
   std::vector<Slot> slots_;
   std::chrono::steady_clock::duration spent_{};
-  size_t slots_run_ = 0;  // the slots whose samples got as far as the target in a turn
+  size_t slots_run_ = 0;                    // the slots whose samples got as far as the target in a turn
+  std::vector<detail::TakenSample> taken_;  // the samples that ran, in order
+  // The condition samples, derived from the base (consider_base()) when stage_conditions() closes the choice.
+  std::deque<ConditionSample> conditions_;
+  std::unique_ptr<StagedSamples> conditions_staged_;  // waiting for the turn
+  std::vector<SampleOutcome> condition_outcomes_;     // once run
+  SampleInputs base_;                                 // the sample the condition samples are derived from
+  c10::IValue base_reference_;                        // its result on the CPU
+  bool conditions_closed_ = false;
+  int base_score_ = -1;  // of the base chosen so far (consider_base())
 
   // Runs `f`, counting its time as this probe's.
   void timed(const std::function<void()>& f) {
@@ -534,6 +639,7 @@ std::vector<ProbeResult> probe_ops(const ProbeTarget& target, const Spec& spec,
 void forget_operators() {
   synthesis_memory().clear();
   accepted_in().clear();
+  condition_memory().clear();
 }
 
 ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op, const std::string& dtype,

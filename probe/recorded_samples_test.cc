@@ -170,7 +170,8 @@ TEST(Recordings, ProbeOpReplaysThemBeforeSynthesis) {
   set_recordings_choice("");
   EXPECT_EQ(own.verdict, Verdict::kPass) << own.message;
   EXPECT_EQ(own.sample, "recorded:0");
-  EXPECT_EQ(own.samples, 1);
+  // The one recording, and the five samples derived from it (Note [Condition samples] in probe/condition_samples.cc).
+  EXPECT_EQ(own.samples, 6);
   EXPECT_EQ(reused.verdict, Verdict::kPass) << reused.message;
   EXPECT_EQ(reused.sample, "recorded:0:from-float32");
   EXPECT_EQ(synthesized.verdict, Verdict::kPass) << synthesized.message;
@@ -221,6 +222,8 @@ void expect_same_record(const ProbeResult& a, const ProbeResult& b) {
   EXPECT_EQ(a.warnings, b.warnings);
   EXPECT_EQ(a.fallback_ops, b.fallback_ops);
   EXPECT_EQ(a.mismatches, b.mismatches);
+  EXPECT_TRUE(a.traits == b.traits) << a.op << " " << a.dtype;
+  EXPECT_EQ(a.sample_notes, b.sample_notes);
 }
 
 // A probe whose samples run each stage together (every operator before any output is copied back, as on CUDA: Note

@@ -1,6 +1,7 @@
 // One sample's probe, stage by stage, for probe_op.cc: the inputs copied to the target (Note [Copies to and from a CUDA
-// device]), the CPU reference, the traced run on the target, the outputs copied back, the comparison and its verdict;
-// and the stages of several samples run together (Note [Samples in one round trip]).
+// device], Note [Views on the target]), the CPU reference, the traced run on the target, the outputs copied back, the
+// comparison and its verdict; the stages of several samples run together (Note [Samples in one round trip]); and the
+// record's verdict from its samples' (Note [A record rests on its own samples]).
 #include "probe/sample_probe.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -19,6 +21,7 @@
 #include "probe/caught_faults.h"
 #include "probe/dispatch_trace.h"
 #include "probe/inputs.h"
+#include "probe/sample_traits.h"
 
 namespace mps_audit::detail {
 namespace {
@@ -27,6 +30,43 @@ std::vector<c10::IValue> copy_args(const std::vector<c10::IValue>& args, const T
   std::vector<c10::IValue> out;
   for (const auto& a : args) out.push_back(map_tensors(a, f));
   return out;
+}
+
+// Note [Views on the target]
+// A plain copy (Tensor::to, clone) of a view with gaps between its elements is contiguous, and any copy starts at
+// storage offset 0: a condition sample's views (Note [Condition samples] in condition_samples.cc) would reach the
+// target, and the CPU reference, as the plain tensors every other sample has. So the views of a sample that keeps them
+// (SampleInputs::keep_views) are copied with the stretch of storage they reach, from its start, and made again on the
+// copy with the same sizes, strides and storage offset: on the target, and for the reference, so that an operator the
+// CPU does not let take such a view (view() of a non-contiguous tensor) is not asked to on the target. The CPU target
+// gets the sample's own tensors, as always. Tensors that overlap themselves (expanded ones) are copied as before.
+bool kept_view(const at::Tensor& t) {
+  if (t.layout() != c10::kStrided || t.is_quantized() || compat::has_names(t) || t.is_conj() || t.is_neg() ||
+      t.requires_grad() || t.numel() == 0) {
+    return false;
+  }
+  if (t.storage_offset() == 0 && t.is_non_overlapping_and_dense()) return false;  // a plain copy keeps it
+  std::vector<std::pair<int64_t, int64_t>> dims;                                  // stride, size
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 1) continue;
+    if (t.stride(d) <= 0) return false;
+    dims.emplace_back(t.stride(d), t.size(d));
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 1;  // elements past the first that the smaller strides reach, plus one
+  for (const auto& [stride, size] : dims) {
+    if (stride < reach) return false;
+    reach += stride * (size - 1);
+  }
+  return true;
+}
+
+at::Tensor copy_view(const at::Tensor& t, const at::TensorOptions& to) {
+  int64_t span = t.storage_offset() + 1;
+  for (int64_t d = 0; d < t.dim(); ++d) span += (t.size(d) - 1) * t.stride(d);
+  at::Tensor copy = at::empty({span}, to);
+  copy.copy_(t.as_strided({span}, {1}, 0));
+  return copy.as_strided(t.sizes(), t.strides(), t.storage_offset());
 }
 
 // Runs the op; returns its returns followed by the arguments it writes (in-place and out= variants).
@@ -66,15 +106,29 @@ bool async_copyable(const at::Tensor& t) {
 }
 
 // The inputs on the target: those that must be copied first (Note [Copies to and from a CUDA device]), with plain
-// tensors left on the CPU for a CUDA target, or all of them (`plain`) once the CPU has taken them.
-std::vector<c10::IValue> inputs_on(const std::vector<c10::IValue>& args, const c10::Device& device, bool plain) {
-  return copy_args(args, [&](const at::Tensor& t) {
-    if (!t.defined()) return t;
-    if (device.is_cuda() && t.device().is_cpu() && async_copyable(t)) {
-      return plain ? t.pin_memory().to(device, /*non_blocking=*/true) : t;
+// tensors left on the CPU for a CUDA target, or all of them (`plain`) once the CPU has taken them. `args` are the
+// arguments of `sample`, in its order; those it keeps on the CPU stay there, and its views stay views (Note [Views on
+// the target]).
+std::vector<c10::IValue> inputs_on(const std::vector<c10::IValue>& args, const SampleInputs& sample,
+                                   const c10::Device& device, bool plain) {
+  std::vector<c10::IValue> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (std::find(sample.on_cpu.begin(), sample.on_cpu.end(), i) != sample.on_cpu.end()) {
+      out.push_back(args[i]);
+      continue;
     }
-    return plain ? t : t.to(device);
-  });
+    out.push_back(map_tensors(args[i], [&](const at::Tensor& t) {
+      if (!t.defined()) return t;
+      if (sample.keep_views && !device.is_cpu() && t.device().is_cpu() && kept_view(t)) {
+        return copy_view(t, t.options().device(device));
+      }
+      if (device.is_cuda() && t.device().is_cpu() && async_copyable(t)) {
+        return plain ? t.pin_memory().to(device, /*non_blocking=*/true) : t;
+      }
+      return plain ? t : t.to(device);
+    }));
+  }
+  return out;
 }
 
 // The outputs on the CPU; the copies from a CUDA device go into pinned memory without a wait, and are done once
@@ -108,7 +162,7 @@ void SampleProbe::reference() {
   // The target gets its own copy of the inputs, made first: a target that cannot hold them (sparse or quantized
   // tensors on MPS) does not support the operator, whatever the CPU makes of them. Plain tensors for a CUDA device
   // follow once the CPU has taken them (Note [Copies to and from a CUDA device]).
-  target_args_ = inputs_on(inputs_.args, target_.device, /*plain=*/false);
+  target_args_ = inputs_on(inputs_.args, inputs_, target_.device, /*plain=*/false);
   try {
     expected_ = compute_reference();
   } catch (const std::exception& e) {
@@ -117,7 +171,7 @@ void SampleProbe::reference() {
 }
 
 void SampleProbe::rest_of_inputs() {
-  target_args_ = inputs_on(target_args_, target_.device, /*plain=*/true);
+  target_args_ = inputs_on(target_args_, inputs_, target_.device, /*plain=*/true);
 }
 
 void SampleProbe::run_on_target(const std::function<void()>& before_target) {
@@ -139,6 +193,7 @@ void SampleProbe::run_on_target(const std::function<void()>& before_target) {
   const std::vector<DeviceMemory> device_memory = target_.device.is_cpu() || target_.device.is_meta()
                                                       ? std::vector<DeviceMemory>{}
                                                       : device_memory_of(op_.schema(), target_args_, target_.device);
+  out.traits = sample_traits(op_.schema(), target_args_, &inputs_.args);
   std::optional<CaughtFault> fault;
   try {
     fault = run_catching_device_faults(device_memory, target_.device, [&] { actual_ = run(op_, target_args_); });
@@ -173,7 +228,8 @@ void SampleProbe::copies_failed(const std::exception& e) {
   fail(e);
 }
 
-void SampleProbe::judge(const Spec& spec, const OpSpec* entry, const std::string& dtype_label) {
+Comparison SampleProbe::compare_to_reference(const c10::IValue& expected, const c10::IValue& actual, const Spec& spec,
+                                             const OpSpec* entry, const std::string& dtype_label) {
   const bool meta = target_.device.type() == c10::kMeta;
   const CompareMode mode =
       meta ? CompareMode::kShape : (entry && entry->compare ? *entry->compare : CompareMode::kValues);
@@ -181,9 +237,30 @@ void SampleProbe::judge(const Spec& spec, const OpSpec* entry, const std::string
       mode == CompareMode::kIndicesByValues ? index_source(op_.schema(), inputs_.args) : IndexSource{};
   const std::optional<Tolerance> tolerance_used =
       comparison_tolerance(spec.tolerance_for(entry, dtype_label), dtype_, in_float32_);
-  const Tolerance* tolerance = tolerance_used ? &*tolerance_used : nullptr;
+  return compare_outputs(expected, actual, mode, tolerance_used ? &*tolerance_used : nullptr, &indices);
+}
+
+void SampleProbe::agree_with(const c10::IValue& other, const OpSpec* entry) {
+  if (decided) return;
+  // To the bit, where values are compared: a kernel that takes another path for a view rounds otherwise (a complex
+  // matrix product on strided operands), and the comparison on the target would measure the rounding.
+  bool agree = false;
+  const CompareMode mode = entry && entry->compare ? *entry->compare : CompareMode::kValues;
+  const Tolerance exact{0, 0};
   try {
-    out.comparison = compare_outputs(expected_, actual_cpu_, mode, tolerance, &indices);
+    const IndexSource indices =
+        mode == CompareMode::kIndicesByValues ? index_source(op_.schema(), inputs_.args) : IndexSource{};
+    agree = compare_outputs(other, expected_, mode, mode == CompareMode::kValues ? &exact : nullptr, &indices).equal;
+  } catch (const std::exception&) {
+  }
+  if (!agree) {
+    decide(Verdict::kSkip, "no reference: the CPU's result on these views differs from its result on the same values");
+  }
+}
+
+void SampleProbe::judge(const Spec& spec, const OpSpec* entry, const std::string& dtype_label) {
+  try {
+    out.comparison = compare_to_reference(expected_, actual_cpu_, spec, entry, dtype_label);
   } catch (const std::exception& e) {  // outputs without memory to read (functorch's batched tensors)
     decide(Verdict::kError, "the outputs could not be compared: " + error_text(e));
     return;
@@ -191,7 +268,7 @@ void SampleProbe::judge(const Spec& spec, const OpSpec* entry, const std::string
   if (!out.comparison.equal) {
     // A reference that differs from itself (uninitialised memory read, inputs a kernel does not check) proves
     // nothing about the target.
-    const Comparison again = compare_outputs(expected_, compute_reference(), mode, tolerance, &indices);
+    const Comparison again = compare_to_reference(expected_, compute_reference(), spec, entry, dtype_label);
     if (!again.equal) {
       decide(Verdict::kSkip, "no reference: the CPU gives different results from run to run (" + again.message + ")");
       return;
@@ -209,13 +286,17 @@ void SampleProbe::judge(const Spec& spec, const OpSpec* entry, const std::string
 void SampleProbe::decide(Verdict verdict, std::string message) {
   out.verdict = verdict;
   out.message = std::move(message);
+  out.other_dtype = failed_for_other_dtype(op_.schema(), inputs_.args, dtype_, verdict, out.message);
   decided = true;
 }
 
 c10::IValue SampleProbe::compute_reference() {
   if (!in_float32_) {
     try {
-      return run(op_, copy_args(inputs_.args, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; }));
+      return run(op_, copy_args(inputs_.args, [&](const at::Tensor& t) {
+                   if (!t.defined()) return t;
+                   return inputs_.keep_views && kept_view(t) ? copy_view(t, t.options()) : t.clone();
+                 }));
     } catch (const std::exception&) {
       if (!low_precision(dtype_)) throw;
       in_float32_ = true;
@@ -223,7 +304,12 @@ c10::IValue SampleProbe::compute_reference() {
   }
   const c10::IValue r = run(op_, copy_args(inputs_.args, [&](const at::Tensor& t) {
                               if (!t.defined()) return t;
-                              return t.scalar_type() == dtype_ ? t.to(c10::ScalarType::Float) : t.clone();
+                              const bool view = inputs_.keep_views && kept_view(t);
+                              if (t.scalar_type() == dtype_) {
+                                const auto f32 = t.options().dtype(c10::ScalarType::Float);
+                                return view ? copy_view(t, f32) : t.to(c10::ScalarType::Float);
+                              }
+                              return view ? copy_view(t, t.options()) : t.clone();
                             }));
   // Float32 results stand for the dtype, and complex64 ones for complex32 when the dtype is float16 (fft_fft of
   // a half tensor); bfloat16 has no complex type.
@@ -325,15 +411,34 @@ void StagedSamples::each(size_t count, const std::function<void(SampleProbe&)>& 
   }
 }
 
-// The outcomes of `samples` run together, waited for at once.
-std::vector<SampleOutcome> probe_samples(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
-                                         const c10::OperatorHandle& op, c10::ScalarType dtype,
-                                         const std::string& dtype_label,
-                                         const std::vector<const SampleInputs*>& samples,
-                                         const std::function<void()>& before_target) {
-  StagedSamples staged;
-  staged.stage_reference(target, op, dtype, samples);
-  return staged.finish_alone(before_target, spec, entry, dtype_label);
+// Note [A record rests on its own samples]
+// The worst sample decides a record's verdict, of the samples that are the record's own: a sample the target refused
+// because of an operand of another dtype (a recorded float32 sample of mul with a complex operand, which MPS before
+// macOS 14 refuses; failed_for_other_dtype() in sample_traits.h) says nothing of the record's dtype, so where another
+// sample ran it is set aside in the record's sample_notes ("sample 1: unsupported: ..."), and the verdict rests on the
+// rest. A record whose every sample failed that way keeps the worst of them: there is nothing else to rest on.
+void decide_record(const std::vector<TakenSample>& taken, ProbeResult& r) {
+  const bool own_ran =
+      std::any_of(taken.begin(), taken.end(), [](const TakenSample& t) { return !t.outcome.other_dtype; });
+  bool first = true;
+  for (const TakenSample& t : taken) {
+    const SampleOutcome& o = t.outcome;
+    if (o.other_dtype && own_ran) {
+      r.sample_notes.push_back(fmt::format("sample {}: {}: {}", t.index, to_string(o.verdict), o.message));
+      continue;
+    }
+    if (first || (worse(r.verdict, o.verdict) == o.verdict && o.verdict != r.verdict)) {
+      r.verdict = o.verdict;
+      r.message = o.message;
+      r.sample = t.name;
+      r.fallback_ops = o.fallback_ops;
+      r.max_abs_error = o.comparison.max_abs_error;
+      r.max_rel_error = o.comparison.max_rel_error;
+      r.mismatches = o.comparison.mismatches;
+      r.first_mismatch = o.comparison.first_mismatch;
+    }
+    first = false;
+  }
 }
 
 }  // namespace mps_audit::detail

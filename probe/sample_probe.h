@@ -1,6 +1,7 @@
 // One sample's probe in stages (the CPU reference, the run on the target, the outputs copied back, the comparison),
-// and samples whose stages run together (Note [Samples in one round trip] in sample_probe.cc): what probe_op.cc makes
-// an operator's probe of. Only probe_op.cc and sample_probe.cc include this header.
+// samples whose stages run together (Note [Samples in one round trip] in sample_probe.cc), and the record's verdict
+// from its samples' (Note [A record rests on its own samples] in sample_probe.cc): what probe_op.cc makes an
+// operator's probe of. Only probe_op.cc, sample_probe.cc and their tests include this header.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +35,11 @@ struct SampleOutcome {
   std::string message;
   Comparison comparison;
   std::vector<std::string> fallback_ops;
+  SampleTraits traits;  // of the arguments the target got (Note [Traits of a sample] in sample_traits.cc)
+  // The target refused the sample because of an operand of a dtype other than the record's (failed_for_other_dtype()
+  // in sample_traits.h): the record rests on its other samples where it has any (Note [A record rests on its own
+  // samples]).
+  bool other_dtype = false;
 };
 
 // One sample's probe, in stages: the reference on the CPU, the run on the target, the outputs copied back, the
@@ -72,7 +78,19 @@ class SampleProbe {
   // The comparison, and the verdict.
   void judge(const Spec& spec, const OpSpec* entry, const std::string& dtype_label);
 
+  // The CPU's result, once reference() computed it.
+  const c10::IValue& reference_value() const { return expected_; }
+
+  // A sample whose reference should equal `other` (another sample's, of the same values), to the bit where values are
+  // compared, but does not is decided a skip: the CPU's result is no reference.
+  void agree_with(const c10::IValue& other, const OpSpec* entry);
+
  private:
+  // The comparison of `actual` with `expected`, as judge() makes it: in the spec's mode for the operator (shapes only
+  // on the meta target), within its tolerance.
+  Comparison compare_to_reference(const c10::IValue& expected, const c10::IValue& actual, const Spec& spec,
+                                  const OpSpec* entry, const std::string& dtype_label);
+
   void decide(Verdict verdict, std::string message);
 
   // As PyTorch's MPS tests do: without a CPU kernel for a low-precision dtype, compute the reference in float32.
@@ -125,11 +143,16 @@ struct StagedSamples {
   void each(size_t count, const std::function<void(SampleProbe&)>& f);
 };
 
-// The outcomes of `samples` run together, waited for at once.
-std::vector<SampleOutcome> probe_samples(const ProbeTarget& target, const Spec& spec, const OpSpec* entry,
-                                         const c10::OperatorHandle& op, c10::ScalarType dtype,
-                                         const std::string& dtype_label,
-                                         const std::vector<const SampleInputs*>& samples,
-                                         const std::function<void()>& before_target);
+// A sample that ran, as its record keeps it: `index`, its place among the record's samples (skipped ones too).
+struct TakenSample {
+  SampleOutcome outcome;
+  std::string name;
+  size_t index = 0;
+};
+
+// The record's verdict from the samples that ran on the target, in order: the worst of its own (Note [A record rests
+// on its own samples]) decides (on a tie, the first); the others go to r.sample_notes. Sets r's verdict, message,
+// sample, fallback_ops and comparison figures; leaves r as it is when `taken` is empty.
+void decide_record(const std::vector<TakenSample>& taken, ProbeResult& r);
 
 }  // namespace mps_audit::detail

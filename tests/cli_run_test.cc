@@ -641,6 +641,54 @@ TEST(CliRun, SelfCheckOnCpuAndShapesOnMeta) {
   }
 }
 
+// Note [Condition samples]: on emulated MPS, whose kernels compute on the CPU, the samples derived to meet the
+// conditions of known MPS bugs pass where their base does, and each record says what its samples were like.
+TEST(CliRun, ConditionSamplesMeetTheirConditionsOnEmulatedMps) {
+  TempDir dir;
+  const RunOutcome run = run_emulated(dir, {"--ops", "^aten::(mul\\.Tensor|cumsum|index_select|mm)$", "--dtypes",
+                                            "float32", "--samples", "none", "--expectations", "off"});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  const nlohmann::json& mul = *run.find("aten::mul.Tensor", "float32");
+  EXPECT_EQ(mul["verdict"], "pass") << mul.dump();
+  EXPECT_GT(mul["samples"].get<int>(), 1);
+  for (const char* flag : {"non_contiguous", "storage_offset", "cpu_scalar"}) {
+    EXPECT_EQ(mul["traits"].value(flag, false), true) << flag << ": " << mul.dump();
+  }
+  EXPECT_EQ(mul["traits"]["max_rank"], 5);
+  EXPECT_GT(mul["traits"]["max_size"].get<int>(), 32768);
+  // 1.13.1 runs cumsum.out on the CPU: the fallback, in every sample, rank 5 included.
+  const nlohmann::json& cumsum = *run.find("aten::cumsum", "float32");
+  EXPECT_EQ(cumsum["verdict"], "fallback") << cumsum.dump();
+  EXPECT_EQ(cumsum["traits"]["max_rank"], 5);
+  EXPECT_EQ(run.find("aten::index_select", "float32")->at("traits").value("duplicate_indices", false), true);
+  // A matrix product's operands differ in shape: views, but neither rank 5 nor long rows.
+  const nlohmann::json& mm = *run.find("aten::mm", "float32");
+  EXPECT_EQ(mm["verdict"], "pass");
+  EXPECT_EQ(mm["traits"]["max_rank"], 2);
+  EXPECT_EQ(mm["traits"].value("non_contiguous", false), true);
+}
+
+// Note [A record rests on its own samples]: on macOS 13, MPS refuses complex tensors, and one of PyTorch 1.13.1's
+// recorded float32 samples of mul has a complex operand. That sample is the float32 record's note, not its verdict; the
+// complex64 record's own samples are refused, and decide it.
+TEST(CliRun, ASampleRefusedForAnOperandOfAnotherDtypeIsTheRecordsNote) {
+  TempDir dir;
+  const RunOutcome run =
+      run_emulated(dir, {"--ops", "^aten::mul\\.Tensor$", "--dtypes", "float32,complex64", "--emu-macos", "13",
+                         "--expectations", "off", "--samples", source_path("data/pytorch-1.13.1/samples.pt")});
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  const nlohmann::json& real = *run.find("aten::mul.Tensor", "float32");
+  EXPECT_EQ(real["verdict"], "pass") << real.dump();
+  ASSERT_EQ(real["sample_notes"].size(), 1u) << real.dump();
+  const std::string note = real["sample_notes"][0];
+  EXPECT_EQ(note.rfind("sample ", 0), 0u) << note;
+  EXPECT_NE(note.find(": unsupported: MPS complex types are only supported on MacOS 14.0 or newer"), std::string::npos)
+      << note;
+  const nlohmann::json& complex = *run.find("aten::mul.Tensor", "complex64");
+  EXPECT_EQ(complex["verdict"], "unsupported") << complex.dump();
+  EXPECT_FALSE(complex.contains("sample_notes")) << complex.dump();
+}
+
 TEST(CliRun, BadInputGivesOneDiagnosticAndNoReport) {
   TempDir dir;
   auto expect_error = [&](std::vector<std::string> args, const std::string& start) {

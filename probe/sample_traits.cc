@@ -1,0 +1,280 @@
+// Note [Traits of a sample]
+// Known MPS bugs depend on the input (data/mps_known_bugs.yaml's `when`: a rank, a size, a view, repeated indices, a
+// CPU scalar, a keyword argument), so a record says what the samples it ran on the target were like
+// (ProbeResult::traits, merged over them): read from the arguments the target got, after their copy there, so that
+// a view the copy kept is a view and one it made contiguous is not. Of tensor arguments, and of each tensor a list
+// holds:
+// - max_rank, max_numel, max_size: the highest rank, the most elements, the largest size of one dimension;
+// - non_contiguous: neither contiguous nor channels-last contiguous (gaps between elements, or another order);
+// - storage_offset: starts past its storage's start (a narrow, a slice, a select of a larger tensor);
+// - channels_last: a 4-d (5-d) tensor in channels_last (channels_last_3d) layout that is not also contiguous;
+// - empty: no elements, except an out= argument, which the operator resizes before it writes;
+// - cpu_scalar: a 0-d tensor on the CPU beside tensors on a device (TensorIterator's CPU scalars);
+// - duplicate_indices, out_of_range_indices: an index argument (index_arguments()) with a value repeated (within a
+//   slice along `dim` for gather's and scatter's, whose slices address one row each), or a value outside [-n, n) for
+//   the size n of the dimension it indexes, where the schema says which (the CPU refuses such a value, so a sample
+//   that ran rarely has one);
+// - kwargs: keyword-only arguments (after `*` in the schema, out= excepted) given a value that is not their default.
+// Reading index values copies them to a sorted vector: index arguments are small, and the values are read from the
+// sample's CPU arguments, never from the device.
+#include "probe/sample_traits.h"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "probe/dtypes.h"
+
+namespace mps_audit {
+namespace {
+
+bool is_write(const c10::Argument& a) {
+  return a.alias_info() && a.alias_info()->isWrite();
+}
+
+bool is_out(const c10::Argument& a) {
+  return is_write(a) && a.kwarg_only();
+}
+
+// Calls f(tensor, element) for each defined tensor `v` holds: a Tensor (element -1), or the tensors of a Tensor[] or
+// Tensor?[] (their positions in the list).
+void each_tensor(const c10::IValue& v, const std::function<void(const at::Tensor&, int)>& f) {
+  if (v.isTensor()) {
+    if (v.toTensor().defined()) f(v.toTensor(), -1);
+  } else if (v.isTensorList()) {
+    int k = 0;
+    for (at::Tensor t : v.toTensorList()) {
+      if (t.defined()) f(t, k);
+      ++k;
+    }
+  } else if (v.isList()) {
+    int k = 0;
+    for (c10::IValue e : v.toList()) {
+      if (e.isTensor() && e.toTensor().defined()) f(e.toTensor(), k);
+      ++k;
+    }
+  }
+}
+
+bool is_index_name(const std::string& name) {
+  return name == "index" || name == "indices" || name == "idx";
+}
+
+bool integral(const at::Tensor& t) {
+  return c10::isIntegralType(t.scalar_type(), /*includeBool=*/false);
+}
+
+const at::Tensor* tensor_named(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
+                               const char* name) {
+  for (size_t i = 0; i < schema.arguments().size() && i < args.size(); ++i) {
+    if (schema.arguments()[i].name() == name && args[i].isTensor() && args[i].toTensor().defined()) {
+      return &args[i].toTensor();
+    }
+  }
+  return nullptr;
+}
+
+const c10::IValue* value_named(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
+                               const char* name) {
+  for (size_t i = 0; i < schema.arguments().size() && i < args.size(); ++i) {
+    if (schema.arguments()[i].name() == name) return &args[i];
+  }
+  return nullptr;
+}
+
+// The size of the dimension that a plain index argument's values index, where the schema says which: along `dim` of
+// self (index_select, gather, scatter, index_add, ...), the rows of an embedding's weight, the elements of self for
+// put and take, the plane of a max_unpool's output.
+std::optional<int64_t> index_bound(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
+  const std::string& name = schema.name();
+  const std::string base = name.substr(name.find("::") + 2);
+  if (base.find("max_unpool") != std::string::npos) {
+    const c10::IValue* size = value_named(schema, args, "output_size");
+    if (!size || !size->isIntList()) return std::nullopt;
+    int64_t n = 1;
+    for (const int64_t s : size->toIntVector()) n *= s;
+    return n;
+  }
+  if (base.find("embedding") != std::string::npos) {
+    if (const at::Tensor* weight = tensor_named(schema, args, "weight"); weight && weight->dim() > 0) {
+      return weight->size(0);
+    }
+    const c10::IValue* rows = value_named(schema, args, "num_weights");
+    return rows && rows->isInt() ? std::make_optional(rows->toInt()) : std::nullopt;
+  }
+  const at::Tensor* self = tensor_named(schema, args, "self");
+  if (!self) self = tensor_named(schema, args, "input");
+  if (!self) return std::nullopt;
+  const c10::IValue* dim = value_named(schema, args, "dim");
+  if (dim && dim->isInt()) {
+    const int64_t rank = std::max<int64_t>(self->dim(), 1), d = dim->toInt();
+    if (d < -rank || d >= rank) return std::nullopt;
+    return self->dim() == 0 ? 1 : self->size(d < 0 ? d + rank : d);
+  }
+  if (base == "take" || base == "put" || base == "put_" || base == "take_along_dim") return self->numel();
+  return std::nullopt;
+}
+
+// The index values of `t`, sorted within each slice along `along` (all of them, when nullopt), and the length of the
+// slices; empty when there are too many to read cheaply or none can be read.
+std::pair<std::vector<int64_t>, int64_t> sorted_values(const at::Tensor& t, std::optional<int64_t> along) {
+  if (t.numel() == 0 || t.numel() > (int64_t{1} << 20) || t.is_meta() || t.layout() != c10::kStrided) return {};
+  at::Tensor longs = t.to(c10::kCPU).to(c10::kLong);
+  if (along) longs = longs.movedim(*along, -1);
+  longs = longs.contiguous();
+  std::vector<int64_t> v(longs.data_ptr<int64_t>(), longs.data_ptr<int64_t>() + longs.numel());
+  const int64_t slice = along ? std::max<int64_t>(t.size(*along), 1) : t.numel();
+  for (size_t k = 0; k < v.size(); k += static_cast<size_t>(slice)) {
+    std::sort(v.begin() + static_cast<std::ptrdiff_t>(k), v.begin() + static_cast<std::ptrdiff_t>(k + slice));
+  }
+  return {std::move(v), slice};
+}
+
+// The tensor at (position, element) of `args`, if any.
+at::Tensor tensor_at(const std::vector<c10::IValue>& args, size_t position, int element) {
+  if (position >= args.size()) return at::Tensor();
+  const c10::IValue& v = args[position];
+  if (element < 0) return v.isTensor() ? v.toTensor() : at::Tensor();
+  at::Tensor found;
+  each_tensor(v, [&](const at::Tensor& t, int k) {
+    if (k == element) found = t;
+  });
+  return found;
+}
+
+bool same_value(const c10::IValue& a, const c10::IValue& b) {
+  if (a.isTensor() || b.isTensor()) return false;
+  if ((a.isInt() || a.isDouble() || a.isBool()) && (b.isInt() || b.isDouble() || b.isBool())) {
+    return a.toScalar().toDouble() == b.toScalar().toDouble();
+  }
+  try {
+    return a == b;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
+  std::vector<IndexArgument> found;
+  const auto& a = schema.arguments();
+  for (size_t i = 0; i < a.size() && i < args.size(); ++i) {
+    if (is_write(a[i])) continue;
+    if (a[i].real_type()->str() == "Tensor?[]" && args[i].isList()) {
+      // index.Tensor, index_put: the k-th entry indexes the dimensions of self after those the entries before it
+      // took (a boolean mask takes as many as it has).
+      const at::Tensor* self = tensor_named(schema, args, "self");
+      int64_t dim = 0;
+      int k = 0;
+      for (c10::IValue e : args[i].toList()) {
+        if (e.isTensor() && e.toTensor().defined() && integral(e.toTensor())) {
+          IndexArgument index{i, k, e.toTensor(), std::nullopt, std::nullopt};
+          if (self && dim < self->dim()) index.bound = self->size(dim);
+          found.push_back(std::move(index));
+          ++dim;
+        } else {
+          dim += e.isTensor() && e.toTensor().defined() ? std::max<int64_t>(e.toTensor().dim(), 1) : 1;
+        }
+        ++k;
+      }
+      continue;
+    }
+    if (is_index_name(a[i].name()) && args[i].isTensor() && args[i].toTensor().defined() &&
+        integral(args[i].toTensor())) {
+      const at::Tensor& index = args[i].toTensor();
+      IndexArgument found_one{i, -1, index, index_bound(schema, args), std::nullopt};
+      const c10::IValue* dim = value_named(schema, args, "dim");
+      if (index.dim() > 1 && dim && dim->isInt() && dim->toInt() >= -index.dim() && dim->toInt() < index.dim()) {
+        found_one.along = dim->toInt() < 0 ? dim->toInt() + index.dim() : dim->toInt();
+      }
+      found.push_back(std::move(found_one));
+    }
+  }
+  return found;
+}
+
+SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
+                           const std::vector<c10::IValue>* values) {
+  SampleTraits traits;
+  const auto& a = schema.arguments();
+  bool on_device = false, cpu_zero_dim = false;
+  for (size_t i = 0; i < a.size() && i < args.size(); ++i) {
+    const bool out = is_out(a[i]);
+    each_tensor(args[i], [&](const at::Tensor& t, int) {
+      traits.max_rank = std::max<int>(traits.max_rank, static_cast<int>(t.dim()));
+      traits.max_numel = std::max(traits.max_numel, t.numel());
+      for (const int64_t s : t.sizes()) traits.max_size = std::max(traits.max_size, s);
+      traits.empty = traits.empty || (t.numel() == 0 && !out);
+      if (t.device().is_cpu()) {
+        cpu_zero_dim = cpu_zero_dim || (t.dim() == 0 && !out);
+      } else {
+        on_device = true;
+      }
+      if (t.layout() != c10::kStrided || t.is_quantized()) return;
+      traits.storage_offset = traits.storage_offset || t.storage_offset() != 0;
+      const bool contiguous = t.is_contiguous();
+      const c10::MemoryFormat last = t.dim() == 5 ? c10::MemoryFormat::ChannelsLast3d : c10::MemoryFormat::ChannelsLast;
+      const bool channels_last = (t.dim() == 4 || t.dim() == 5) && t.is_contiguous(last);
+      traits.non_contiguous = traits.non_contiguous || (!contiguous && !channels_last);
+      traits.channels_last = traits.channels_last || (channels_last && !contiguous);
+    });
+    if (a[i].kwarg_only() && !is_write(a[i]) && !args[i].isNone() &&
+        !(a[i].default_value() && same_value(args[i], *a[i].default_value()))) {
+      traits.kwargs.push_back(a[i].name());
+    }
+  }
+  traits.cpu_scalar = on_device && cpu_zero_dim;
+  std::sort(traits.kwargs.begin(), traits.kwargs.end());
+  for (const IndexArgument& index : index_arguments(schema, args)) {
+    at::Tensor source = values ? tensor_at(*values, index.position, index.element) : at::Tensor();
+    if (!source.defined()) source = index.index;
+    const auto [v, slice] = sorted_values(source, index.along);
+    for (size_t k = 0; k < v.size(); k += static_cast<size_t>(slice)) {
+      const auto begin = v.begin() + static_cast<std::ptrdiff_t>(k), end = begin + slice;
+      traits.duplicate_indices = traits.duplicate_indices || std::adjacent_find(begin, end) != end;
+      if (index.bound) {
+        traits.out_of_range_indices =
+            traits.out_of_range_indices || *begin < -*index.bound || *(end - 1) >= *index.bound;
+      }
+    }
+  }
+  return traits;
+}
+
+std::optional<c10::ScalarType> wide_operand(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
+                                            c10::ScalarType dtype) {
+  const auto wide = [&](c10::ScalarType d) {
+    if (d == dtype) return false;
+    const bool double_precision = d == c10::ScalarType::Double || d == c10::ScalarType::ComplexDouble;
+    const bool record_double = dtype == c10::ScalarType::Double || dtype == c10::ScalarType::ComplexDouble;
+    return (double_precision && !record_double) || (c10::isComplexType(d) && !c10::isComplexType(dtype));
+  };
+  std::optional<c10::ScalarType> found;
+  for (size_t i = 0; i < schema.arguments().size() && i < args.size() && !found; ++i) {
+    if (is_out(schema.arguments()[i])) continue;
+    each_tensor(args[i], [&](const at::Tensor& t, int) {
+      if (!found && wide(t.scalar_type())) found = t.scalar_type();
+    });
+  }
+  return found;
+}
+
+bool failed_for_other_dtype(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
+                            c10::ScalarType dtype, Verdict verdict, const std::string& message) {
+  if (verdict != Verdict::kUnsupported && verdict != Verdict::kError) return false;
+  if (wide_operand(schema, args, dtype)) return true;
+  bool named = false;
+  for (size_t i = 0; i < schema.arguments().size() && i < args.size() && !named; ++i) {
+    if (is_out(schema.arguments()[i])) continue;
+    each_tensor(args[i], [&](const at::Tensor& t, int) {
+      const c10::ScalarType d = t.scalar_type();
+      named = named || (d != dtype && (message.find(dtype_name(d)) != std::string::npos ||
+                                       message.find(c10::toString(d)) != std::string::npos));
+    });
+  }
+  return named;
+}
+
+}  // namespace mps_audit
