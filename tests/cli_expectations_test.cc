@@ -142,8 +142,8 @@ TEST(CliExpectations, RealTargetsKeepTheirVerdictsAndAMalformedFileIsOneDiagnost
 }
 
 // "Which release do I need?" over the shipped releases, and one more in $MPS_AUDIT_DATA_DIR.
-// The ledger of known MPS bugs of $MPS_AUDIT_DATA_DIR: sin meets its entry in every sample; cos's needs rank 5, which
-// no sample of this run has.
+// The ledger of known MPS bugs of $MPS_AUDIT_DATA_DIR: sin meets its entry in every sample; cos's needs a tensor of
+// more than 2**32 elements, which no probe makes.
 const char* const kLedger = R"(format: mps-audit-known-bugs/1
 entries:
   - id: pytorch-1
@@ -158,12 +158,12 @@ entries:
   - id: pytorch-2
     ops: [aten::cos]
     dtypes: [float32]
-    when: rank_ge:5
+    when: numel_gt:4294967296
     kind: wrong_result
     seen_in: 1.13.0
     fixed_in: 2.6.0
     source: https://github.com/pytorch/pytorch/issues/2
-    summary: cos is wrong at rank 5
+    summary: cos is wrong above 2**32 elements
 )";
 
 TEST(CliExpectations, AKnownBugDecidesWhereASampleMetItAndLooksFixedWhereAMetSamplePasses) {
@@ -217,7 +217,8 @@ TEST(CliExpectations, AMalformedLedgerIsOneDiagnostic) {
 
 // The commonest operators of a training step in float32 (convolution, matrix products, activations, normalization,
 // losses, embedding, dropout, pooling, the optimizers' element-wise operators) pass or fall back on every shipped
-// release, on the oldest macOS and the newest the data names: no list entry and no known bug calls them failing.
+// release, on the oldest macOS and the newest the data names: no list entry, and no known bug but one that a sample
+// built for its input condition met, calls them failing.
 TEST(CliExpectations, TheCommonestTrainingOperatorsAreNoFalseAlarmOnAnyShippedRelease) {
   const std::string ops =
       "^aten::(convolution|_convolution|conv2d|convolution_backward|addmm|mm|bmm|linear|relu|relu_|gelu|silu|"
@@ -238,7 +239,11 @@ TEST(CliExpectations, TheCommonestTrainingOperatorsAreNoFalseAlarmOnAnyShippedRe
       EXPECT_GE(doc["results"].size(), 30u);
       for (const auto& rec : doc["results"]) {
         const std::string v = rec["verdict"];
-        EXPECT_TRUE(v == "pass" || v == "fallback" || v == "skip")
+        // A known bug that only a sample built to meet its condition met (in-place add_ into a strided view, in
+        // 1.13.1) is no false alarm: it names that condition. Nothing else may fail.
+        const bool met_by_a_condition =
+            v == "known_failure" && rec["basis"] == "known_bugs" && rec["known_bugs"][0]["met_by"] != "every sample";
+        EXPECT_TRUE(v == "pass" || v == "fallback" || v == "skip" || met_by_a_condition)
             << release << " " << (macos.empty() ? "default macOS" : macos[1]) << ": " << rec["op"] << " " << v << ": "
             << rec["message"];
       }

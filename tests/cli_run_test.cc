@@ -426,9 +426,11 @@ TEST(CliRun, CpuKernelsThatReadEmulatedMpsMemoryCrashAndTrainingOperatorsDoNot) 
       }
       EXPECT_NE(r["verdict"], "crash") << r.dump();
     }
+    // No training operator touches MPS memory from the CPU: each passes or falls back, or is a known MPS bug that a
+    // sample built for its condition met (conv2d on chunk() views, pytorch-169342), which is not a crash.
     for (const std::string& op : training) {
       const std::string v = verdict(run, op, "float32");
-      EXPECT_TRUE(v == "pass" || v == "fallback") << op << " " << release << ": " << v;
+      EXPECT_TRUE(v == "pass" || v == "fallback" || v == "known_failure") << op << " " << release << ": " << v;
     }
   }
 }
