@@ -34,7 +34,7 @@ std::string_view condition_name(Condition c);
 inline constexpr int64_t kSmallerSize = 1025;
 inline constexpr int64_t kLargerSize = 32769;
 inline constexpr int64_t kCostCheckSize = 8193;
-inline constexpr double kCostCheckSeconds = 0.0002;
+inline constexpr double kCostCheckSeconds = 0.0001;
 
 struct ConditionSample {
   Condition condition;

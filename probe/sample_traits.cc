@@ -162,7 +162,7 @@ std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, co
   const auto& a = schema.arguments();
   for (size_t i = 0; i < a.size() && i < args.size(); ++i) {
     if (is_write(a[i])) continue;
-    if (a[i].real_type()->str() == "Tensor?[]" && args[i].isList()) {
+    if (args[i].isList() && !args[i].isTensorList() && a[i].real_type()->str() == "Tensor?[]") {
       // index.Tensor, index_put: the k-th entry indexes the dimensions of self after those the entries before it
       // took (a boolean mask takes as many as it has).
       const at::Tensor* self = tensor_named(schema, args, "self");
