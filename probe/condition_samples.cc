@@ -76,14 +76,6 @@
 namespace mps_audit {
 namespace {
 
-bool is_write(const c10::Argument& a) {
-  return a.alias_info() && a.alias_info()->isWrite();
-}
-
-bool is_out(const c10::Argument& a) {
-  return is_write(a) && a.kwarg_only();
-}
-
 std::string base_name(const c10::FunctionSchema& schema) {
   const std::string& name = schema.name();
   return name.substr(name.find("::") + 2);

@@ -27,7 +27,6 @@
 #include "probe/dtypes.h"
 
 namespace mps_audit {
-namespace {
 
 bool is_write(const c10::Argument& a) {
   return a.alias_info() && a.alias_info()->isWrite();
@@ -36,6 +35,8 @@ bool is_write(const c10::Argument& a) {
 bool is_out(const c10::Argument& a) {
   return is_write(a) && a.kwarg_only();
 }
+
+namespace {
 
 // Calls f(tensor, element) for each defined tensor `v` holds: a Tensor (element -1), or the tensors of a Tensor[] or
 // Tensor?[] (their positions in the list).

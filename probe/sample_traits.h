@@ -23,6 +23,10 @@ namespace mps_audit {
 SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
                            const std::vector<c10::IValue>* values = nullptr);
 
+// An argument the operator writes (Tensor(a!)), and one of those that is an out= argument (keyword-only).
+bool is_write(const c10::Argument& a);
+bool is_out(const c10::Argument& a);
+
 // An index argument: an integer tensor passed to an argument named index, indices or idx, or held by a Tensor?[]
 // argument (index.Tensor, index_put), with the size of the dimension its values index where the schema tells it.
 struct IndexArgument {
