@@ -179,6 +179,9 @@ std::string render_markdown(const Results& results, const RenderOptions& options
             "worst offenders");
   }
 
+  // Before the long tables: what the known failures rest on is short, and what a reader asks first of a prediction.
+  add_evidence(w, a.evidence);
+
   if (!a.fallbacks.empty()) {
     w.add(fmt::format(
         "\n## Fall back to the CPU: {} operators, {} op x dtype\n\nOne row per operator, the Core ATen operators "
@@ -227,7 +230,6 @@ std::string render_markdown(const Results& results, const RenderOptions& options
   }
 
   add_stale_entries(w, results);
-  add_evidence(w, a.evidence);
 
   if (a.counts.of(Verdict::kSkip) > 0) {
     w.add(
