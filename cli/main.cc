@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   RunOptions run_opts;
   run_opts.self = executable_path(argv[0]);
   CLI::App* run = app.add_subcommand("run", "Probe operators on the CPU and a target, compare, and report");
-  run->add_option("--target", run_opts.target, "auto, mps, mps-emu, cuda, cpu or meta")->capture_default_str();
+  run->add_option("--target", run_opts.target.target, "auto, mps, mps-emu, cuda, cpu or meta")->capture_default_str();
   run->add_option("--spec", run_opts.spec,
                   "The op spec (default: the opspec.yaml of $MPS_AUDIT_DATA, the install, or the build tree)");
   run->add_option("--ops", run_opts.ops, "Regular expression on 'aten::name.overload' (default: all)");
@@ -98,12 +98,12 @@ int main(int argc, char** argv) {
   run->add_option("--fallback", run_opts.fallback, "PYTORCH_ENABLE_MPS_FALLBACK for the probes: on or off")
       ->capture_default_str();
   run->add_option(
-      "--emu-release", run_opts.emu_release,
+      "--emu-release", run_opts.target.emu_release,
       "mps-emu: the release to emulate, a folder or a shipped release's version (2.11.0; default: the linked "
       "libtorch's)");
-  run->add_option("--emu-macos", run_opts.emu_macos,
+  run->add_option("--emu-macos", run_opts.target.emu_macos,
                   "mps-emu: the Mac's macOS, major.minor (13.3; default: the newest the release's data names)");
-  run->add_option("--emu-chip", run_opts.emu_chip, "mps-emu: the Mac's chip: m1, m2, m3, m4, m5 or any")
+  run->add_option("--emu-chip", run_opts.target.emu_chip, "mps-emu: the Mac's chip: m1, m2, m3, m4, m5 or any")
       ->capture_default_str();
   run->add_option("--expectations", run_opts.expectations,
                   "PyTorch's own MPS test expectations: auto (predict on mps-emu, check on mps), predict, check, off")
@@ -191,12 +191,12 @@ int main(int argc, char** argv) {
   model->add_option("--input", model_opts.inputs, "One per forward argument: 4x3x32x32[:float32], 2x16:int64");
   model->add_option("--input-high", model_opts.input_high, "Integer inputs are drawn from [0, N)")
       ->capture_default_str();
-  model->add_option("--target", model_opts.target, "auto, mps, mps-emu, cuda or cpu")->capture_default_str();
-  model->add_option("--emu-release", model_opts.emu_release,
+  model->add_option("--target", model_opts.target.target, "auto, mps, mps-emu, cuda or cpu")->capture_default_str();
+  model->add_option("--emu-release", model_opts.target.emu_release,
                     "mps-emu: the release to emulate, a folder or a shipped release's version (2.11.0)");
-  model->add_option("--emu-macos", model_opts.emu_macos,
+  model->add_option("--emu-macos", model_opts.target.emu_macos,
                     "mps-emu: the Mac's macOS, major.minor (13.3; default: the newest the release's data names)");
-  model->add_option("--emu-chip", model_opts.emu_chip, "mps-emu: the Mac's chip: m1, m2, m3, m4, m5 or any")
+  model->add_option("--emu-chip", model_opts.target.emu_chip, "mps-emu: the Mac's chip: m1, m2, m3, m4, m5 or any")
       ->capture_default_str();
   model->add_option("--fallback", model_opts.fallback, "PYTORCH_ENABLE_MPS_FALLBACK for the target: on or off")
       ->capture_default_str();

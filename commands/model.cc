@@ -17,9 +17,6 @@ int model_command(const ModelCommandOptions& o, std::ostream& out, std::ostream&
   }
   CallsOptions calls = o.calls;
   calls.target = o.model.target;
-  calls.emu_release = o.model.emu_release;
-  calls.emu_macos = o.model.emu_macos;
-  calls.emu_chip = o.model.emu_chip;
   calls.fallback = o.model.fallback;
   calls.out_dir = o.model.out_dir;
   calls.formats = o.model.formats;

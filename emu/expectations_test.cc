@@ -303,13 +303,14 @@ TEST(ExpectedVerdicts, ADtypeTheAllowListDoesNotNameIsNotSeenPassing) {
 }
 
 TEST(ExpectedVerdicts, ModeFollowsTheTargetAndRefusesOtherTargets) {
-  EXPECT_EQ(expectation_mode("auto", "mps-emu"), ExpectationMode::kPredict);
-  EXPECT_EQ(expectation_mode("auto", "mps"), ExpectationMode::kCheck);
-  EXPECT_EQ(expectation_mode("auto", "cuda"), ExpectationMode::kOff);
-  EXPECT_EQ(expectation_mode("check", "mps-emu"), ExpectationMode::kCheck);
-  EXPECT_EQ(expectation_mode("off", "mps"), ExpectationMode::kOff);
-  EXPECT_THROW(expectation_mode("predict", "cuda"), UserError);
-  EXPECT_THROW(expectation_mode("maybe", "mps-emu"), UserError);
+  const Target emulated{TargetKind::kMpsEmu, {}}, mps{TargetKind::kMps, {}}, cuda{TargetKind::kCuda, {}};
+  EXPECT_EQ(expectation_mode("auto", emulated), ExpectationMode::kPredict);
+  EXPECT_EQ(expectation_mode("auto", mps), ExpectationMode::kCheck);
+  EXPECT_EQ(expectation_mode("auto", cuda), ExpectationMode::kOff);
+  EXPECT_EQ(expectation_mode("check", emulated), ExpectationMode::kCheck);
+  EXPECT_EQ(expectation_mode("off", mps), ExpectationMode::kOff);
+  EXPECT_THROW(expectation_mode("predict", cuda), UserError);
+  EXPECT_THROW(expectation_mode("maybe", emulated), UserError);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 
 #include "common/diagnostics.h"
+#include "common/torch_compat.h"
+#include "emu/mps_emulator.h"
 
 namespace mps_audit::emu {
 
@@ -33,20 +35,19 @@ namespace mps_audit::emu {
 //   evidence that PyTorch's lists are stale (a fallback is no failure, except of a dtype the lists call not
 //   implemented: the test that made the list runs without the CPU fallback).
 
-ExpectationMode expectation_mode(const std::string& requested, const std::string& target) {
-  const bool mps = target == "mps" || target == "mps-emu";
+ExpectationMode expectation_mode(const std::string& requested, const Target& target) {
   if (requested == "auto") {
-    return target == "mps-emu" ? ExpectationMode::kPredict
-           : target == "mps"   ? ExpectationMode::kCheck
-                               : ExpectationMode::kOff;
+    return target.emulated() ? ExpectationMode::kPredict
+           : target.mps()    ? ExpectationMode::kCheck
+                             : ExpectationMode::kOff;
   }
   if (requested == "off") return ExpectationMode::kOff;
   if (requested != "predict" && requested != "check") {
     throw UserError(fmt::format("--expectations must be auto, predict, check or off, not '{}'", requested));
   }
-  if (!mps) {
-    throw UserError(
-        fmt::format("--expectations {}: PyTorch's expectations are of MPS, and the target is {}", requested, target));
+  if (!target.mps()) {
+    throw UserError(fmt::format("--expectations {}: PyTorch's expectations are of MPS, and the target is {}", requested,
+                                target.name()));
   }
   return requested == "predict" ? ExpectationMode::kPredict : ExpectationMode::kCheck;
 }
@@ -60,16 +61,16 @@ std::string to_string(ExpectationMode mode) {
   return "off";
 }
 
-RunExpectations run_expectations(ExpectationMode mode, const std::string& target, const std::string& release_dir,
-                                 const std::string& emu_macos, const std::string& emu_chip,
-                                 const std::string& host_macos, const std::string& host_chip) {
+RunExpectations run_expectations(ExpectationMode mode, const Target& target, const std::string& host_macos,
+                                 const std::string& host_chip) {
   RunExpectations out;
   out.mode = mode;
-  out.release_dir = release_dir;
-  const bool emulated = target == "mps-emu";
-  const MacosVersion asked = emu_macos.empty() ? 0 : parse_emu_macos("--emu-macos", emu_macos);
-  out.mac.chip = parse_chip("--emu-chip", emu_chip.empty() ? "any" : emu_chip);
-  if (!emulated && target != "mps") return out;
+  const bool emulated = target.emulated();
+  const std::string& release_dir = out.release_dir =
+      emulated ? target.emu.release_dir : find_release_dir(compat::kTorchVersion);
+  const MacosVersion asked = target.emu.macos.empty() ? 0 : parse_emu_macos("--emu-macos", target.emu.macos);
+  out.mac.chip = parse_chip("--emu-chip", target.emu.chip.empty() ? "any" : target.emu.chip);
+  if (!target.mps()) return out;
   // Read whatever the mode: on emulated MPS, the default macOS is the newest that the release's data names.
   std::optional<Expectations> expectations = load_release_expectations(release_dir);
   std::optional<KnownBugs> known_bugs = load_shipped_known_bugs();
@@ -120,11 +121,11 @@ void RunExpectations::describe(RunEnvironment& env) const {
       mac.describe(mode == ExpectationMode::kCheck ? std::getenv("PYTORCH_MPS_METAL_VERSION") : nullptr);
 }
 
-std::string RunExpectations::none_line(const std::string& target) const {
+std::string RunExpectations::none_line(const Target& target) const {
   if (mode == ExpectationMode::kOff || expectations) return "";
   return fmt::format("expectations: none: {} has no {} (docs/expectations.md); verdicts rest on the {} alone\n",
                      release_dir.empty() ? "no release folder for the linked libtorch" : release_dir, kExpectationsFile,
-                     target == "mps-emu" ? "registry" : "kernels");
+                     target.emulated() ? "registry" : "kernels");
 }
 
 ExpectationNote note_of(const Expectation& e, const std::string& release) {

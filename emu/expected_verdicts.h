@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "common/target.h"
 #include "emu/expectations.h"
 #include "emu/known_bugs.h"
 #include "results/result.h"
@@ -15,12 +16,12 @@ namespace mps_audit::emu {
 
 // --expectations: "auto" (predict on mps-emu, check on mps, off elsewhere), "predict", "check" or "off". Throws
 // UserError for anything else, and for predict or check on a target that is not MPS.
-ExpectationMode expectation_mode(const std::string& requested, const std::string& target);
+ExpectationMode expectation_mode(const std::string& requested, const Target& target);
 std::string to_string(ExpectationMode mode);
 
-// The evidence a run (or a model audit) applies, and for which Mac: PyTorch's expectations, read from `release_dir`
-// (the emulated release's folder on mps-emu and the linked libtorch's shipped one on a Mac), and the ledger of known
-// MPS bugs; none when the mode is off. `host_macos` is the Mac's version ("14.5"), for mps.
+// The evidence a run (or a model audit) applies, and for which Mac: PyTorch's expectations, read from the emulated
+// release's folder on mps-emu and the linked libtorch's shipped one on a Mac, and the ledger of known MPS bugs; none
+// when the mode is off. `host_macos` is the Mac's version ("14.5"), for mps.
 struct RunExpectations {
   ExpectationMode mode = ExpectationMode::kOff;
   std::optional<Expectations> expectations;
@@ -37,13 +38,11 @@ struct RunExpectations {
   // The results' environment block (RunEnvironment::expectations...); nothing when none apply.
   void describe(RunEnvironment& env) const;
   // "expectations: none: ... has no mps_expectations.tsv ..." when the mode asks for some and none were found, else "".
-  std::string none_line(const std::string& target) const;
+  std::string none_line(const Target& target) const;
 };
-// `emu_macos` and `emu_chip` are the flags as given (empty macOS: the newest the release's data names); they are
-// checked here, and throw UserError with the valid values.
-RunExpectations run_expectations(ExpectationMode mode, const std::string& target, const std::string& release_dir,
-                                 const std::string& emu_macos, const std::string& emu_chip,
-                                 const std::string& host_macos, const std::string& host_chip = "");
+// An emulated target's macOS and chip are as given (an empty macOS: the newest the release's data names).
+RunExpectations run_expectations(ExpectationMode mode, const Target& target, const std::string& host_macos = "",
+                                 const std::string& host_chip = "");
 
 // The note a record carries of an expectation.
 ExpectationNote note_of(const Expectation& e, const std::string& release);

@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -314,7 +315,8 @@ pid_t start_audit_process(const ModelOptions& o, std::ostream& out, std::ostream
   }
   std::vector<std::string> env_strings;
   const std::string fallback = "PYTORCH_ENABLE_MPS_FALLBACK";
-  const bool real_mps = o.target == "mps" || o.target == "auto";
+  const std::optional<TargetKind> named = target_kind_named(o.target.target);  // none: auto, maybe a Mac's MPS
+  const bool real_mps = !named || *named == TargetKind::kMps;
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('='));

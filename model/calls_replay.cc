@@ -126,9 +126,6 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   if (file.calls.empty()) throw UserError("the recording holds no ATen calls to replay", {o.calls});
   RunOptions run;
   run.target = o.target;
-  run.emu_release = o.emu_release;
-  run.emu_macos = o.emu_macos;
-  run.emu_chip = o.emu_chip;
   run.fallback = o.fallback;
   run.expectations = o.expectations;
   run.out_dir = join_path(o.out_dir, "replay");
@@ -145,7 +142,7 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   }
   if (pairs.empty()) throw UserError("none of the recording's calls is in a dtype the prober probes", {o.calls});
   run.pairs.assign(pairs.begin(), pairs.end());
-  AuditedRun replayed = audit_run(run, nullptr, err);
+  AuditedRun replayed = audit_run(check_run_options(run), nullptr, err);
   if (replayed.stopped_by)
     throw UserError(fmt::format("the replay was stopped by {}", signal_name(replayed.stopped_by)));
   const CallsAudit audit = analyse_calls(std::move(file), std::move(replayed.results));

@@ -13,15 +13,13 @@
 
 #include "model/calls_file.h"
 #include "results/results_file.h"
+#include "targets/targets.h"
 
 namespace mps_audit {
 
 struct CallsOptions {
-  std::string calls;             // the calls file
-  std::string target = "auto";   // auto, mps, mps-emu, cuda, cpu
-  std::string emu_release;       // mps-emu: a release folder or a shipped release's version
-  std::string emu_macos;         // mps-emu: "13.3"; empty: the newest the release's data names
-  std::string emu_chip = "any";  // mps-emu: m1 ... m5, or any
+  std::string calls;     // the calls file
+  TargetRequest target;  // --target (auto, mps, mps-emu, cuda, cpu) and the --emu-* flags
   std::string fallback = "on";
   std::string expectations = "auto";
   std::string out_dir = "out";

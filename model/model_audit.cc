@@ -324,44 +324,16 @@ std::vector<ModelOpCall> summarize_trace(const std::vector<TraceEvent>& events,
   return out;
 }
 
-// The target --target names for a model: a run's names and checks (targets/targets.h), and three rules of the
-// model's own. Meta is refused: the audit compares the model's results by value. The target must also work on this
-// host (describe_host's list), not only be built into libtorch. And auto takes the first target that works here, where
-// a run's auto takes the first that libtorch was built with: the audit process may ask libtorch about its devices, a
-// run's parent, which forks its workers, may not.
-std::string resolve_model_target(const ModelOptions& o, const RunEnvironment& host) {
-  if (o.target == "auto") return host.mps_available ? "mps" : host.cuda_available ? "cuda" : "mps-emu";
-  std::string why;
-  const std::string target = resolve_target(o.target, why);
-  if (target == "meta") {
-    bad_flag("--target", target,
-             "auto, mps, mps-emu, cuda or cpu (a model audit compares values; meta tensors hold none)");
-  }
-  std::vector<std::string> here;
-  for (const auto& t : host.targets) {
-    if (t.name != "meta") here.push_back(t.name);
-  }
-  if (std::find(here.begin(), here.end(), target) == here.end()) {
-    throw UserError(fmt::format("--target {} does not work here ({}); targets here: {}", target,
-                                target == "mps" ? host.mps_why_not : "see `mps-audit env`", fmt::join(here, ", ")));
-  }
-  return target;
+// PyTorch's own expectations of real MPS for each call (Note [Expected verdicts] in emu/expected_verdicts.cc), and the
+// known bugs: read once, before an emulated MPS is activated (its macOS is theirs), and attached to the calls.
+emu::RunExpectations model_evidence(const Target& target, const RunEnvironment& host) {
+  return emu::run_expectations(emu::expectation_mode("auto", target), target, host.macos,
+                               target.real_mps() ? host.chip : "");
 }
 
-// PyTorch's own expectations of real MPS for each call (Note [Expected verdicts] in emu/expected_verdicts.cc): those of
-// its operator, and in a training step, for a forward call, those of its gradient, since backward runs through it.
-emu::RunExpectations model_evidence(const ModelOptions& o, const std::string& target, const std::string& host_macos,
-                                    const std::string& host_chip = "") {
-  return emu::run_expectations(emu::expectation_mode("auto", target), target,
-                               target != "mps-emu"      ? emu::find_release_dir(compat::kTorchVersion)
-                               : !o.emu_release.empty() ? o.emu_release
-                                                        : emu::default_release_dir(),
-                               o.emu_macos, o.emu_chip, host_macos, host_chip);
-}
-
-void attach_expectations(ModelAudit& audit, const ModelOptions& o, const std::string& target) {
-  const emu::RunExpectations expecting =
-      model_evidence(o, target, audit.environment.macos, target == "mps" ? audit.environment.chip : "");
+// Those of each call's operator, and in a training step, for a forward call, those of its gradient, since backward
+// runs through it.
+void attach_expectations(ModelAudit& audit, const emu::RunExpectations& expecting) {
   if (expecting.known_bugs) {
     for (auto& c : audit.ops) {
       ProbeResult notes;
@@ -396,15 +368,13 @@ torch::jit::Module load_model(const std::string& path) {
 
 ModelOptions checked_options(const ModelOptions& requested) {
   ModelOptions o = requested;
-  if (!o.emu_release.empty()) o.emu_release = release_folder(o.emu_release);
+  check_target_request(o.target);
   check_choice("--fallback", o.fallback, {"on", "off"});
   check_choices("--format", o.formats, {"json", "md", "html"});
   if (o.train && o.lr && !(*o.lr > 0)) bad_flag("--lr", fmt::format("{}", *o.lr), "a positive learning rate");
   check_choice("--optimizer", o.optimizer, {"sgd", "adam", "adamw"});
   check_at_least("--input-high", o.input_high, 1);
   check_positive_seconds("--timeout", o.timeout_s);
-  if (!o.emu_macos.empty()) emu::parse_emu_macos("--emu-macos", o.emu_macos);
-  emu::parse_chip("--emu-chip", o.emu_chip);
   for (const auto& text : o.inputs) parse_input(text);
   return o;
 }
@@ -429,25 +399,35 @@ void write_reports(const ModelAudit& audit, const ModelOptions& o, std::ostream&
   out << fmt::format("reports: {}\n", fmt::join(written, ", "));
 }
 
-// The whole audit, in the audit process (Note [Model audit in a child process] in audit_process.cc).
-int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, ProgressWriter& progress) {
-  // See Note [Training on emulated MPS]: before describe_host asks libtorch about CUDA.
+// The target, made once this process knows its host. An emulated MPS named by --target becomes this process's
+// accelerator before describe_host asks libtorch about CUDA (Note [Training on emulated MPS]).
+Target prepare_target(const ModelOptions& o, ModelAudit& audit) {
+  const bool named_emulated = target_kind_named(o.target.target) == TargetKind::kMpsEmu;
   std::string not_the_accelerator;
-  if (o.target == "mps-emu") not_the_accelerator = emu::make_emulated_mps_the_accelerator();
-
-  ModelAudit audit;
+  if (named_emulated) not_the_accelerator = emu::make_emulated_mps_the_accelerator();
   describe_host(audit.environment);
-  const std::string target = resolve_model_target(o, audit.environment);
-  if (target == "mps-emu" && o.target != "mps-emu") not_the_accelerator = emu::make_emulated_mps_the_accelerator();
-  if (o.train && target == "mps-emu" && !not_the_accelerator.empty()) {
+  const Target target = make_model_target(o.target, audit.environment);
+  if (target.emulated() && !named_emulated) not_the_accelerator = emu::make_emulated_mps_the_accelerator();
+  if (o.train && target.emulated() && !not_the_accelerator.empty()) {
     throw UserError(fmt::format(
         "--train on mps-emu: emulated MPS cannot be this process's accelerator, which the autograd engine of libtorch "
         "{} needs for a backward pass on it: {}{}",
         compat::kTorchVersion, not_the_accelerator,
-        o.target == "mps-emu" ? "" : " (name --target mps-emu, so that CUDA is hidden from the audit first)"));
+        named_emulated ? "" : " (name --target mps-emu, so that CUDA is hidden from the audit first)"));
   }
-  torch::jit::Module cpu_module = load_model(o.model);
-  auto method = cpu_module.find_method("forward");
+  return target;
+}
+
+// The model and what it is called with, on the CPU; the target gets copies.
+struct ModelCall {
+  torch::jit::Module module;
+  std::vector<c10::IValue> inputs;
+  at::Tensor labels;  // --train with --target-classes
+};
+
+ModelCall load_model_call(const ModelOptions& o, ModelAudit& audit) {
+  ModelCall call{load_model(o.model), {}, {}};
+  auto method = call.module.find_method("forward");
   if (!method) throw UserError("the TorchScript module has no forward method", {o.model});
   const auto& arguments = method->function().getSchema().arguments();
   std::vector<std::string> wanted;
@@ -461,112 +441,104 @@ int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, Prog
   std::vector<InputSpec> specs;
   for (const auto& text : o.inputs) specs.push_back(parse_input(text));
   describe_run(audit, o);
-  const std::vector<c10::IValue> inputs = make_inputs(specs, o.input_high, o.seed);
-  at::Tensor labels;
-  if (o.train && o.target_classes > 0) labels = make_labels(specs, o.target_classes, o.seed);
+  call.inputs = make_inputs(specs, o.input_high, o.seed);
+  if (o.train && o.target_classes > 0) call.labels = make_labels(specs, o.target_classes, o.seed);
+  return call;
+}
 
-  // The emulator goes first: autograd sizes its per-device queues once, at the process's first backward pass, from
-  // the devices registered then, so MPS must be registered before the CPU reference's backward.
-  if (target == "mps-emu") {
-    ::setenv("PYTORCH_ENABLE_MPS_FALLBACK", o.fallback == "on" ? "1" : "0", 1);
-    const int macos_major = model_evidence(o, target, "").version / 100;
-    audit.environment.emulator = emu::activate_mps_emulator({o.emu_release, macos_major}).label();
-    register_cpu_references_for_mps_only_ops();
-  }
+// One pass of the model, traced: what it computed, the operators it called and where each phase ended; on the target,
+// where it failed and whether by refusing.
+struct TracedPass {
+  PassResult result;
+  std::vector<TraceEvent> events;
+  std::vector<std::pair<std::string, size_t>> phase_ends;
+  long failed_event = -1;  // the call the failure belongs to
+  bool unsupported = false;
+};
 
-  // The reference. Whatever fails here is the model's or the inputs' fault, not the target's.
-  PassResult expected;
-  std::vector<TraceEvent> cpu_events;
-  std::vector<std::pair<std::string, size_t>> cpu_phase_ends;
+// The reference. Whatever fails here is the model's or the inputs' fault, not the target's.
+TracedPass reference_pass(const ModelOptions& o, ModelCall& call, ModelAudit& audit, ProgressWriter& progress) {
+  TracedPass pass;
   progress.stage("cpu");
   progress.phase("forward");
-  auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   try {
     DispatchTrace trace(TraceOptions{/*details=*/false, /*keep_call_outputs=*/true});
     run_pass(
-        cpu_module, inputs, labels, o,
+        call.module, call.inputs, call.labels, o,
         [&](const char* done) {
-          cpu_phase_ends.emplace_back(done, trace.events().size());
+          pass.phase_ends.emplace_back(done, trace.events().size());
           progress.phase(next_phase(done, o.train));
         },
-        expected);
-    cpu_events = trace.events();
+        pass.result);
+    pass.events = trace.events();
   } catch (const std::exception& e) {
     throw UserError(fmt::format("{}: the model fails on the CPU with --input {}: {}", o.model,
                                 fmt::join(audit.inputs, " --input "), error_text(e)));
   }
   audit.cpu_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return pass;
+}
 
-  RunEnvironment& env = audit.environment;
-  env.target = target;
-  env.requested = o.target;
-  env.fallback_mode = o.fallback;
-  const c10::Device device = device_for(target);
-  env.device = device.str();
-  progress.environment(to_json(env).dump());
-  progress.stage("target");
-  progress.phase("setup");
-  err << fmt::format("auditing {} ({}) on {}\n", o.model, o.train ? "one training step" : "forward", where_it_ran(env));
-
+// The model on the target, from a fresh copy: its failure is a finding (audit.target_error), and what it warned.
+TracedPass target_pass(const ModelOptions& o, const ModelCall& call, c10::Device device, ModelAudit& audit,
+                       ProgressWriter& progress) {
+  TracedPass pass;
   torch::jit::Module module = load_model(o.model);
-  PassResult actual;
-  std::vector<std::pair<std::string, size_t>> phase_ends;
-  std::vector<TraceEvent> events;
-  long failed_event = -1;
-  bool unsupported = false;
-  t0 = std::chrono::steady_clock::now();
-  {
-    std::vector<c10::IValue> target_inputs;
-    at::Tensor target_labels;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<c10::IValue> inputs;
+  at::Tensor labels;
+  try {
+    module.to(device);
+    for (const auto& v : call.inputs) inputs.push_back(v.toTensor().to(device));
+    if (call.labels.defined()) labels = call.labels.to(device);
+  } catch (const std::exception& e) {
+    audit.target_error = "moving the model or its inputs to the target: " + error_text(e);
+    audit.failed_phase = "setup";
+    pass.unsupported = is_unsupported(e);
+  }
+  if (audit.target_error.empty()) {
+    compat::CollectingWarningHandler warnings;
+    compat::torch_warnings::WarningHandlerGuard guard(&warnings);
+    DispatchTrace trace(TraceOptions{/*details=*/true, /*keep_call_outputs=*/true});
+    std::string phase = "forward";
+    progress.phase("forward");
     try {
-      module.to(device);
-      for (const auto& v : inputs) target_inputs.push_back(v.toTensor().to(device));
-      if (labels.defined()) target_labels = labels.to(device);
+      run_pass(
+          module, inputs, labels, o,
+          [&](const char* done) {
+            pass.phase_ends.emplace_back(done, trace.events().size());
+            phase = next_phase(done, o.train);
+            progress.phase(phase.c_str());
+          },
+          pass.result);
     } catch (const std::exception& e) {
-      audit.target_error = "moving the model or its inputs to the target: " + error_text(e);
-      audit.failed_phase = "setup";
-      unsupported = is_unsupported(e);
+      audit.target_error = error_text(e);
+      audit.failed_phase = phase;
+      pass.unsupported = is_unsupported(e);
     }
-    if (audit.target_error.empty()) {
-      compat::CollectingWarningHandler warnings;
-      compat::torch_warnings::WarningHandlerGuard guard(&warnings);
-      DispatchTrace trace(TraceOptions{/*details=*/true, /*keep_call_outputs=*/true});
-      std::string phase = "forward";
-      progress.phase("forward");
-      try {
-        run_pass(
-            module, target_inputs, target_labels, o,
-            [&](const char* done) {
-              phase_ends.emplace_back(done, trace.events().size());
-              phase = next_phase(done, o.train);
-              progress.phase(phase.c_str());
-            },
-            actual);
-      } catch (const std::exception& e) {
-        audit.target_error = error_text(e);
-        audit.failed_phase = phase;
-        unsupported = is_unsupported(e);
-      }
-      events = trace.events();
-      if (!audit.target_error.empty()) {
-        phase_ends.emplace_back(audit.failed_phase, events.size());
-        // The call that raised is the one the last operator started belongs to (end callbacks ran as the
-        // exception unwound them, so the trace does not say which ended by raising).
-        failed_event = events.empty() ? -1 : static_cast<long>(events.size() - 1);
-      }
-      for (auto& w : warnings.messages) {
-        w = first_line(w);
-        if (std::find(audit.warnings.begin(), audit.warnings.end(), w) == audit.warnings.end()) {
-          audit.warnings.push_back(w);
-        }
+    pass.events = trace.events();
+    if (!audit.target_error.empty()) {
+      pass.phase_ends.emplace_back(audit.failed_phase, pass.events.size());
+      // The call that raised is the one the last operator started belongs to (end callbacks ran as the
+      // exception unwound them, so the trace does not say which ended by raising).
+      pass.failed_event = pass.events.empty() ? -1 : static_cast<long>(pass.events.size() - 1);
+    }
+    for (auto& w : warnings.messages) {
+      w = first_line(w);
+      if (std::find(audit.warnings.begin(), audit.warnings.end(), w) == audit.warnings.end()) {
+        audit.warnings.push_back(w);
       }
     }
   }
   audit.target_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  audit.target_unsupported = unsupported;
-  progress.stage("reporting");
+  audit.target_unsupported = pass.unsupported;
+  return pass;
+}
 
-  // What came out, compared with the CPU's. A pass that failed has nothing to compare from where it failed on.
+// What came out, compared with the CPU's (a pass that failed has nothing to compare from where it failed on); true
+// when something differs.
+bool compare_passes(const ModelOptions& o, const PassResult& expected, const PassResult& actual, ModelAudit& audit) {
   const bool forward_done = audit.target_error.empty() || audit.failed_phase != "forward";
   if (forward_done && audit.failed_phase != "setup") audit.output = compare(expected.output, actual.output);
   if (o.train && audit.target_error.empty()) {
@@ -587,16 +559,48 @@ int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, Prog
       audit.updated.push_back({expected.names[i], compare(expected.updated[i], actual.updated[i])});
     }
   }
-
-  // Where the difference starts: only when something differs, since a call's outputs may legitimately differ
-  // (random operators) without changing what the model computes.
   bool differs = audit.output.compared && !audit.output.match;
   differs = differs || (audit.loss_match.compared && !audit.loss_match.match);
   for (const auto& g : audit.gradients) differs = differs || !g.match.match;
+  return differs;
+}
+
+// The whole audit, in the audit process (Note [Model audit in a child process] in audit_process.cc).
+int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, ProgressWriter& progress) {
+  ModelAudit audit;
+  const Target target = prepare_target(o, audit);
+  ModelCall call = load_model_call(o, audit);
+  const emu::RunExpectations expecting = model_evidence(target, audit.environment);
+  // The emulator goes first: autograd sizes its per-device queues once, at the process's first backward pass, from
+  // the devices registered then, so MPS must be registered before the CPU reference's backward.
+  if (target.emulated()) {
+    ::setenv("PYTORCH_ENABLE_MPS_FALLBACK", o.fallback == "on" ? "1" : "0", 1);
+    audit.environment.emulator = emu::activate_mps_emulator({target.emu.release_dir, expecting.version / 100}).label();
+    register_cpu_references_for_mps_only_ops();
+  }
+  const TracedPass expected = reference_pass(o, call, audit, progress);
+
+  RunEnvironment& env = audit.environment;
+  env.target = std::string(target.name());
+  env.requested = o.target.target;
+  env.fallback_mode = o.fallback;
+  env.device = target.device().str();
+  progress.environment(to_json(env).dump());
+  progress.stage("target");
+  progress.phase("setup");
+  err << fmt::format("auditing {} ({}) on {}\n", o.model, o.train ? "one training step" : "forward", where_it_ran(env));
+  const TracedPass actual = target_pass(o, call, target.device(), audit, progress);
+  progress.stage("reporting");
+
+  // Where the difference starts: only when something differs, since a call's outputs may legitimately differ
+  // (random operators) without changing what the model computes.
   CallMismatch first_mismatch;
-  if (differs) first_mismatch = first_mismatching_call(cpu_events, cpu_phase_ends, events, phase_ends);
-  audit.ops = summarize_trace(events, phase_ends, failed_event, audit.target_error, unsupported, first_mismatch);
-  attach_expectations(audit, o, target);
+  if (compare_passes(o, expected.result, actual.result, audit)) {
+    first_mismatch = first_mismatching_call(expected.events, expected.phase_ends, actual.events, actual.phase_ends);
+  }
+  audit.ops = summarize_trace(actual.events, actual.phase_ends, actual.failed_event, audit.target_error,
+                              actual.unsupported, first_mismatch);
+  attach_expectations(audit, expecting);
   write_reports(audit, o, out);
   return kExitOk;
 }
@@ -609,7 +613,8 @@ int run_model_audit(const ModelOptions& requested, std::ostream& out, std::ostre
       o, out, err, [&](ProgressWriter& progress) { return audit_here(o, out, err, progress); },
       [&](ModelAudit& audit) {
         describe_run(audit, o);
-        attach_expectations(audit, o, audit.environment.target);
+        const auto kind = target_kind_named(audit.environment.target).value_or(TargetKind::kCpu);
+        attach_expectations(audit, model_evidence(make_target_of_kind(kind, o.target), audit.environment));
         write_reports(audit, o, out);
         return kExitOk;
       });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "results/results_file.h"
+#include "targets/targets.h"
 
 namespace mps_audit {
 
@@ -18,10 +19,7 @@ struct ModelOptions {
   std::string model;                // path of the TorchScript file
   std::vector<std::string> inputs;  // "4x3x32x32", "4x3x32x32:float32", "2x16:int64"; one per forward argument
   int64_t input_high = 100;         // integer inputs are drawn from [0, input_high); bool inputs from {0, 1}
-  std::string target = "auto";      // auto, mps, mps-emu, cuda, cpu
-  std::string emu_release;          // mps-emu: release folder; empty: the linked libtorch's
-  std::string emu_macos;            // mps-emu: "13.3"; empty: the newest the release's data names
-  std::string emu_chip = "any";     // mps-emu: m1 ... m5, or any
+  TargetRequest target;             // --target (auto, mps, mps-emu, cuda, cpu) and the --emu-* flags
   std::string fallback = "on";      // PYTORCH_ENABLE_MPS_FALLBACK for the target: on or off
   std::string out_dir = "out";
   std::vector<std::string> formats = {"json", "md"};  // json, md, html

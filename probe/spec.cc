@@ -11,10 +11,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/output_file.h"
+#include "common/target.h"
 #include "common/text.h"
 #include "common/torch_compat.h"
 #include "probe/dtypes.h"
-#include "targets/targets.h"
 
 namespace mps_audit {
 namespace {
@@ -261,7 +261,7 @@ class Reader {
     k.reason = scalar(e["reason"], "reason");
     if (e["dtypes"]) k.dtypes = dtype_list(e["dtypes"]);
     if (e["targets"]) {
-      const std::vector<std::string>& targets = probe_target_names();
+      const std::vector<std::string>& targets = target_names();
       if (!e["targets"].IsSequence()) fail(e["targets"], "targets must be a list");
       for (const auto& t : e["targets"]) {
         const std::string target = scalar(t, "target");

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/target.h"
+
 namespace mps_audit {
 namespace {
 
@@ -415,10 +417,8 @@ Analysis analyze(const Results& results, const CoreOps& core) {
 
 std::vector<std::string> coverage_sentences(const Results& results, const Analysis& a) {
   const RunEnvironment& env = results.environment;
-  const std::string key = env.target == "mps" || env.target == "mps-emu" ? "MPS"
-                          : env.target == "cuda"                         ? "CUDA"
-                          : env.target == "meta"                         ? "Meta"
-                                                                         : "CPU";
+  const Target target{target_kind_named(env.target).value_or(TargetKind::kCpu), {}};
+  const std::string key(target.backend());
   const std::string who = env.emulator.empty() ? "libtorch " + env.torch_version : "the emulated release";
   std::vector<std::string> out;
   for (const auto& c : a.coverage) {

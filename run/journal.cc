@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -21,6 +22,9 @@
 #include <unistd.h>
 
 #include "common/diagnostics.h"
+#include "common/output_file.h"
+#include "common/paths.h"
+#include "common/torch_compat.h"
 
 namespace mps_audit {
 namespace {
@@ -133,6 +137,81 @@ Journal parse_journal(const std::string& text, const std::string& path) {
     }
     pos = nl + 1;
     journal.valid_bytes = pos;
+  }
+  return journal;
+}
+
+void RunJournal::add(size_t i, const ProbeResult& r) {
+  writer->line(to_json(r));
+  MPS_AUDIT_ASSERT(!done[i], "a second record of one probe");
+  results[i] = r;
+  done[i] = true;
+  ++finished;
+}
+
+void RunJournal::add_environment(const RunEnvironment& env) {
+  if (environment_written) return;
+  writer->line({{"environment", to_json(env)}});
+  environment_written = true;
+}
+
+namespace {
+
+// The records a resumed journal holds, in their plan places.
+void take_records(RunJournal& journal, Journal& recorded, const RunPlan& plan, const std::string& path) {
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  for (size_t i = 0; i < plan.probes.size(); ++i) index[{plan.probes[i].op, plan.probes[i].dtype}] = i;
+  for (auto& r : recorded.records) {
+    const auto it = index.find({r.op, r.dtype});
+    if (it == index.end()) {
+      throw UserError(
+          fmt::format("--resume: the journal has a record of {} {}, which is not in this run's plan", r.op, r.dtype),
+          {path});
+    }
+    if (!journal.done[it->second]) ++journal.finished;
+    journal.done[it->second] = true;
+    journal.results[it->second] = std::move(r);
+  }
+}
+
+}  // namespace
+
+RunJournal open_journal(const RunRequest& request, const RunPlan& plan, std::ostream& err) {
+  const std::string path = join_path(request.out_dir, "journal.jsonl");
+  RunJournal journal;
+  journal.results.resize(plan.probes.size());
+  journal.done.assign(plan.probes.size(), false);
+  Journal recorded;
+  if (request.resume && path_exists(path)) {
+    recorded = parse_journal(read_file(path), path);
+    journal.resuming = !recorded.identity.is_null();
+  }
+  if (journal.resuming) {
+    const std::string difference = identity_difference(recorded.identity, plan.identity);
+    if (!difference.empty()) {
+      throw UserError(fmt::format("--resume: this folder's run was made with another {}; start it anew without "
+                                  "--resume, or in another --out",
+                                  difference),
+                      {path});
+    }
+    take_records(journal, recorded, plan, path);
+    journal.torn = recorded.torn;
+    journal.environment = recorded.environment;
+  }
+  journal.writer = std::make_unique<JournalWriter>(path, journal.resuming, recorded.valid_bytes);
+  if (!journal.resuming) journal.writer->line(plan_identity_line(plan.identity));
+  size_t left_out = 0;
+  for (size_t i = 0; i < plan.probes.size(); ++i) {
+    const auto it = plan.not_probed.find(plan.probes[i].op);
+    if (journal.done[i] || it == plan.not_probed.end()) continue;
+    journal.add(i, not_probed_record(plan.probes[i], it->second, plan.statuses));
+    if (skip_reason(journal.results[i]) == "linked_libtorch") ++left_out;
+  }
+  if (left_out) {
+    err << fmt::format(
+        "{} op x dtype pairs not probed: the linked libtorch {} cannot show what PyTorch {} does "
+        "there (skip reason linked_libtorch)\n",
+        left_out, compat::kTorchVersion, plan.release_version);
   }
   return journal;
 }

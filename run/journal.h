@@ -2,13 +2,16 @@
 // See Note [Journal] in run/journal.cc.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "results/results_file.h"
+#include "run/plan.h"
 
 namespace mps_audit {
 
@@ -45,5 +48,28 @@ class JournalWriter {
   std::string path_;
   int fd_ = -1;
 };
+
+// A run's records so far, journalled as they arrive: those a resumed journal holds, those of the probes the plan
+// records without running, and each worker's as it comes (add()).
+struct RunJournal {
+  std::vector<ProbeResult> results;  // by plan index
+  std::vector<bool> done;            // by plan index
+  size_t finished = 0;
+  bool resuming = false;
+  bool torn = false;                          // the resumed journal's last line was cut short
+  std::optional<RunEnvironment> environment;  // the resumed journal's
+  std::unique_ptr<JournalWriter> writer;
+  bool environment_written = false;
+
+  // Journals a record of probe `i`, which has none yet.
+  void add(size_t i, const ProbeResult& r);
+  // Journals the run's environment, once.
+  void add_environment(const RunEnvironment& env);
+};
+
+// Opens out_dir's journal.jsonl: with --resume, continues the run it records (UserError when its plan was another
+// one), else starts it with the plan's identity. Then journals the records of the planned probes not run (those the
+// linked libtorch cannot show, and the caller's), saying how many the linked libtorch left out.
+RunJournal open_journal(const RunRequest& request, const RunPlan& plan, std::ostream& err);
 
 }  // namespace mps_audit

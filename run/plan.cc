@@ -8,8 +8,162 @@
 #include <fmt/format.h>
 
 #include "common/diagnostics.h"
+#include "common/output_file.h"
+#include "common/paths.h"
+#include "common/text.h"
+#include "common/torch_compat.h"
+#include "emu/linked_gaps.h"
+#include "emu/mps_emulator.h"
+#include "registry/load_registry.h"
+#include "registry/release_data.h"
+#include "targets/host.h"
 
 namespace mps_audit {
+namespace {
+
+// What the linked libtorch cannot show of the emulated release (Note [Kernels the linked libtorch lacks]): this process
+// has no emulator active, so its MPS registry holds the linked library's composite kernels alone. The linked release's
+// own YAML tells its operators from those defined elsewhere; read only when it is another release.
+std::map<std::string, std::string> linked_gaps(const Registry& release) {
+  const Registry live = load_registry(kLiveSource, "", "MPS");
+  const std::string own = emu::find_release_dir(compat::kTorchVersion);
+  if (own.empty()) return emu::linked_kernel_gaps(release, live, nullptr);
+  if (resolve_release(own, "MPS").version == release.torch_version) {
+    return emu::linked_kernel_gaps(release, live, &release);
+  }
+  const Registry linked_release = load_registry(own, "", "MPS");
+  return emu::linked_kernel_gaps(release, live, &linked_release);
+}
+
+// The dtypes of a request: its pairs' when it names pairs, else as asked, else the spec's.
+std::vector<std::string> planned_dtypes(const RunRequest& request, const Spec& spec) {
+  if (request.pairs.empty()) return request.dtypes.empty() ? spec.dtypes : request.dtypes;
+  std::vector<std::string> dtypes;
+  for (const auto& [op, dtype] : request.pairs) {
+    if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) dtypes.push_back(dtype);
+  }
+  return dtypes;
+}
+
+// The identity of a plan (Note [Journal] in run/journal.cc): what must be equal for a journal to resume it.
+nlohmann::json plan_identity(const RunRequest& request, const RunPlan& plan, const std::string& spec_text) {
+  const Target& target = request.target;
+  std::string plan_text;
+  for (const auto& p : plan.probes) plan_text += p.op + "\t" + p.dtype + "\n";
+  const emu::RunExpectations& expecting = plan.expecting;
+  return {
+      {"spec", request.spec},
+      {"spec_hash", content_hash(spec_text)},
+      {"samples_hash", plan.recordings ? plan.recordings->summary().hash : ""},
+      {"target", target.name()},
+      {"emu_release",
+       target.emulated() ? (plan.release_version.empty() ? target.emu.release_dir : plan.release_version) : ""},
+      {"macos", target.mps() ? expecting.mac.describe() : ""},
+      {"dtypes", plan.dtypes},
+      {"ops", request.ops},
+      {"fallback", request.fallback},
+      {"expectations",
+       expecting.expectations ? emu::to_string(expecting.mode) + " " + expecting.expectations->hash() : "none"},
+      {"torch", compat::kTorchVersion},
+      {"shard", request.shard.to_string()},
+      {"plan_hash", content_hash(plan_text)},
+      {"planned", plan.probes.size()},
+  };
+}
+
+}  // namespace
+
+RunPlan make_run_plan(const RunRequest& request, std::ostream& err) {
+  const Target& target = request.target;
+  RunPlan plan;
+  const std::vector<std::string> known = aten_ops();
+  const std::string spec_text = read_file(request.spec);
+  check_spec_not_empty(spec_text, request.spec);
+  plan.spec = parse_spec(spec_text, request.spec, known);
+  plan.spec_hash = content_hash(spec_text);
+  // The recorded samples, read here too: a file that cannot be read stops the run before it starts, and its hash and
+  // what it dropped go in the plan's identity and the environment.
+  // They are the process's (process_recordings()): a worker forked from the run has them loaded already.
+  set_recordings_choice(request.samples);
+  plan.recordings = process_recordings();
+
+  // What the registry says of each op for the target's key: the emulated release's YAML, or the live dispatcher.
+  plan.statuses = load_registry(target.emulated() ? target.emu.release_dir : std::string(kLiveSource), "",
+                                std::string(target.backend()));
+  plan.release_version = target.emu.release_version;
+  // PyTorch's own expectations of real MPS: the emulated release's, or on a Mac the linked release's.
+  plan.expecting = emu::run_expectations(request.expectations, target, target.real_mps() ? macos_version() : "",
+                                         target.real_mps() ? mac_chip() : "");
+  err << plan.expecting.none_line(target);
+  const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
+  // What the run records without probing: what the linked libtorch cannot show, and what the caller says.
+  if (target.emulated()) plan.not_probed = linked_gaps(plan.statuses);
+  plan.not_probed.insert(request.not_probed.begin(), request.not_probed.end());
+
+  PlanRequest what{&known,
+                   &request.filter,
+                   &on_cpu,
+                   &plan.spec,
+                   planned_dtypes(request, plan.spec),
+                   {request.pairs.begin(), request.pairs.end()},
+                   &plan.not_probed};
+  const std::vector<PlannedProbe> whole = plan_probes(what);
+  plan.dtypes = what.dtypes;
+  if (whole.empty()) throw UserError(fmt::format("no operator matches --ops '{}'", request.ops));
+  std::vector<std::string> whole_ops;
+  for (const auto& p : whole) whole_ops.push_back(p.op);
+  for (size_t i : shard_slice(whole_ops, request.shard)) plan.probes.push_back(whole[i]);
+  plan.whole = whole.size();
+
+  // Every line this run writes says when MPS is emulated.
+  plan.where = std::string(target.name());
+  if (target.emulated()) plan.where += " — " + plan.emulator();
+  plan.identity = plan_identity(request, plan, spec_text);
+  return plan;
+}
+
+std::string RunPlan::emulator() const {
+  return emu::emulator_label(release_version.empty() ? compat::kTorchVersion : release_version, macos_major());
+}
+
+void RunPlan::annotate(ProbeResult& r, const Target& target) const {
+  if (const RegistryEntry* e = statuses.find(r.op)) r.registry_status = std::string(to_string(e->status));
+  r.basis = target.emulated() ? kBasisRegistry : kBasisKernel;
+  if (!emu::set_aside_linked_gap(r, not_probed)) expecting.apply(r);
+}
+
+WorkOrder order_work(const RunRequest& request, const RunPlan& plan, const std::vector<bool>& done,
+                     const Results* baseline) {
+  WorkOrder order;
+  const std::vector<PlannedProbe>& probes = plan.probes;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if (done[i]) continue;
+    if (order.groups.empty() ||
+        base_operator_name(probes[order.groups.back().front()].op) != base_operator_name(probes[i].op)) {
+      order.groups.emplace_back();
+    }
+    order.groups.back().push_back(i);
+    ++order.probes;
+  }
+  // Workers take the operators that took longest in the last run in this folder (or the baseline) first, else those
+  // with the most probes (plan order among equals): an operator's probes run one after another in one worker, so a
+  // slow one begun last would leave the other workers idle at the end while it finishes. Records still take their
+  // places in plan order.
+  const std::string target(request.target.name());
+  order.costs_path = join_path(request.out_dir, kProbeCostsFile);
+  order.costs = read_probe_costs(order.costs_path, target);
+  if (baseline) add_missing_costs(order.costs, *baseline);
+  if (const std::string release = emu::find_release_dir(compat::kTorchVersion); !release.empty()) {
+    add_missing_costs(order.costs, read_probe_costs(release_costs_path(release, target), target));
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  pairs.reserve(probes.size());
+  for (const auto& p : probes) pairs.emplace_back(p.op, p.dtype);
+  order.expected = expected_seconds(pairs, order.costs);  // each probe's (Note [Starts that pay])
+  order_slowest_first(order.groups, order.expected);
+  order.jobs = std::min(request.jobs, order.groups.size());
+  return order;
+}
 
 std::vector<PlannedProbe> plan_probes(const PlanRequest& r) {
   std::vector<std::string> names = *r.ops;
@@ -47,13 +201,6 @@ ProbeResult not_probed_record(const PlannedProbe& p, const std::string& why, con
   if (const RegistryEntry* e = statuses.find(p.op)) r.registry_status = std::string(to_string(e->status));
   r.basis = kBasisRegistry;
   return r;
-}
-
-std::string registry_key(const std::string& target) {
-  if (target == "mps" || target == "mps-emu") return "MPS";
-  if (target == "cuda") return "CUDA";
-  if (target == "meta") return "Meta";
-  return "CPU";
 }
 
 std::vector<std::string> aten_ops() {

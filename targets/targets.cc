@@ -12,40 +12,90 @@
 #include "common/flags.h"
 #include "common/text.h"
 #include "common/torch_info.h"
+#include "emu/emulated_mac.h"
+#include "emu/mps_emulator.h"
+#include "registry/release_data.h"
 #include "targets/host.h"
 
 namespace mps_audit {
+namespace {
 
-const std::vector<std::string>& probe_target_names() {
-  static const std::vector<std::string> names = {"mps", "mps-emu", "cuda", "cpu", "meta"};
-  return names;
+// The kind --target names, checked against the names and auto; nullopt for auto.
+std::optional<TargetKind> checked_kind(const std::string& requested) {
+  std::vector<std::string> names = {"auto"};
+  names.insert(names.end(), target_names().begin(), target_names().end());
+  check_choice("--target", requested, names);
+  return target_kind_named(requested);  // nullopt: auto
 }
 
-std::string resolve_target(const std::string& requested, std::string& why) {
-  std::vector<std::string> targets = {"auto"};
-  targets.insert(targets.end(), probe_target_names().begin(), probe_target_names().end());
-  check_choice("--target", requested, targets);
+}  // namespace
+
+// The emulation flags, checked; for an emulated target, the release they name (or the linked libtorch's).
+Target make_target_of_kind(TargetKind kind, const TargetRequest& request) {
+  Target t;
+  t.kind = kind;
+  const std::string folder = request.emu_release.empty() ? "" : release_folder(request.emu_release);
+  if (!request.emu_macos.empty()) emu::parse_emu_macos("--emu-macos", request.emu_macos);
+  emu::parse_chip("--emu-chip", request.emu_chip.empty() ? "any" : request.emu_chip);
+  if (!t.emulated()) return t;
+  t.emu.release_dir = folder.empty() ? emu::default_release_dir() : folder;
+  t.emu.macos = request.emu_macos;
+  t.emu.chip = request.emu_chip.empty() ? "any" : request.emu_chip;
+  if (!t.emu.release_dir.empty()) t.emu.release_version = resolve_release(t.emu.release_dir, "MPS").version;
+  return t;
+}
+
+void check_target_request(const TargetRequest& request) {
+  checked_kind(request.target);
+  make_target_of_kind(TargetKind::kCpu, request);
+}
+
+Target make_target(const TargetRequest& request, std::string& why) {
+  const std::optional<TargetKind> named = checked_kind(request.target);
   const TorchInfo torch = linked_torch_info();
-  if (requested == "auto") {
-    const std::string picked = torch.has_mps ? "mps" : torch.has_cuda ? "cuda" : "mps-emu";
-    why = fmt::format("target: auto picked {}{}\n", picked,
-                      picked == "mps-emu" ? " (this libtorch has neither MPS nor CUDA: MPS is emulated)" : "");
-    return picked;
+  TargetKind kind = named.value_or(TargetKind::kMpsEmu);
+  if (!named) {
+    kind = torch.has_mps ? TargetKind::kMps : torch.has_cuda ? TargetKind::kCuda : TargetKind::kMpsEmu;
+    why = fmt::format("target: auto picked {}{}\n", to_string(kind),
+                      kind == TargetKind::kMpsEmu ? " (this libtorch has neither MPS nor CUDA: MPS is emulated)" : "");
   }
-  if (requested == "mps" && !torch.has_mps) {
+  if (kind == TargetKind::kMps && !torch.has_mps) {
     throw UserError(
         "--target mps: this libtorch has no MPS backend (that needs macOS on Apple silicon); "
         "--target mps-emu emulates it");
   }
-  if (requested == "cuda" && !torch.has_cuda) throw UserError("--target cuda: this libtorch was built without CUDA");
-  return requested;
+  if (kind == TargetKind::kCuda && !torch.has_cuda) {
+    throw UserError("--target cuda: this libtorch was built without CUDA");
+  }
+  return make_target_of_kind(kind, request);
+}
+
+Target make_model_target(const TargetRequest& request, const RunEnvironment& host) {
+  if (request.target == "auto") {
+    return make_target_of_kind(host.mps_available    ? TargetKind::kMps
+                               : host.cuda_available ? TargetKind::kCuda
+                                                     : TargetKind::kMpsEmu,
+                               request);
+  }
+  std::string why;
+  const Target target = make_target(request, why);
+  if (target.kind == TargetKind::kMeta) {
+    bad_flag("--target", "meta",
+             "auto, mps, mps-emu, cuda or cpu (a model audit compares values; meta tensors hold none)");
+  }
+  std::vector<std::string> here;
+  for (const auto& t : host.targets) {
+    if (t.name != to_string(TargetKind::kMeta)) here.push_back(t.name);
+  }
+  if (std::find(here.begin(), here.end(), target.name()) == here.end()) {
+    throw UserError(fmt::format("--target {} does not work here ({}); targets here: {}", target.name(),
+                                target.real_mps() ? host.mps_why_not : "see `mps-audit env`", fmt::join(here, ", ")));
+  }
+  return target;
 }
 
 c10::Device device_for(const std::string& target) {
-  if (target == "mps" || target == "mps-emu") return c10::Device(c10::DeviceType::MPS, 0);
-  if (target == "cuda") return c10::Device(c10::DeviceType::CUDA, 0);
-  if (target == "meta") return c10::Device(c10::DeviceType::Meta);
-  return c10::Device(c10::DeviceType::CPU);
+  return Target{target_kind_named(target).value_or(TargetKind::kCpu), {}}.device();
 }
 
 int macos_major_version() {
