@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -136,18 +137,7 @@ class PoolImpl {
           const bool finishing = scheduler_->finishing(slot);
           const StageMark at = blame(slot);
           kill_and_let_go(slot);
-          if (finishing || at.stage == ProbeStage::kTurn) {  // Note [Probes after a caught fault], [Turns that fail]
-            scheduler_->requeue_rest(slot);
-            continue;
-          }
-          const bool on_target = at.stage == ProbeStage::kTarget;
-          ProbeResult r;
-          r.verdict = on_target ? Verdict::kTimeout : Verdict::kSkip;
-          r.message = on_target ? fmt::format("no result after {:g} s; the worker was killed", timeout_s_)
-                                : fmt::format("no reference: the CPU run did not finish in {:g} s", timeout_s_);
-          r.seconds = timeout_s_;
-          record(scheduler_->take_out(slot, at.probe), r);
-          scheduler_->requeue_rest(slot);
+          lost(slot, at, finishing, ProbeLoss::timeout(timeout_s_), record);
         }
       }
     }
@@ -202,34 +192,51 @@ class PoolImpl {
     }
   }
 
+  // One handler per reply (Note [Worker protocol]). A worker answers its probes in order: a result or an "again" is
+  // its current probe's.
   template <typename E, typename R>
   void handle_line(size_t slot, const std::string& line, E& on_env, R& record) {
-    Worker& w = workers_[slot];
-    w.said_anything = true;
-    if (line.rfind("env ", 0) == 0) {
-      on_env(run_environment_from_json(nlohmann::json::parse(line.substr(4))));
-      scheduler_->worker_ready(slot,
-                               std::chrono::duration<double>(std::chrono::steady_clock::now() - w.forked).count());
-    } else if (line == "retire") {
-      scheduler_->worker_retires(slot);
-    } else if (line == "finish") {
-      scheduler_->worker_finishes(slot);
-    } else if (line.rfind("result ", 0) == 0 && scheduler_->current(slot) >= 0) {
-      const size_t space = line.find(' ', 7);
-      ProbeResult r;
-      try {
-        r = probe_result_from_json(nlohmann::json::parse(line.substr(space + 1)));
-      } catch (const std::exception& e) {
-        r.verdict = Verdict::kError;
-        r.message = std::string("unreadable result from the worker: ") + e.what();
-      }
-      const size_t i = scheduler_->result(slot);
-      w.started = std::chrono::steady_clock::now();
-      record(i, r);
-    } else if (line.rfind("again ", 0) == 0 && scheduler_->current(slot) >= 0) {
-      scheduler_->again(slot);  // Note [Turns that fail]
-      w.started = std::chrono::steady_clock::now();
-    }
+    workers_[slot].said_anything = true;
+    std::visit([&](const auto& reply) { on_reply(slot, reply, on_env, record); }, parse_reply(line));
+  }
+
+  template <typename E, typename R>
+  void on_reply(size_t slot, const EnvReply& reply, E& on_env, R&) {
+    on_env(reply.env);
+    const auto since = std::chrono::steady_clock::now() - workers_[slot].forked;
+    scheduler_->worker_ready(slot, std::chrono::duration<double>(since).count());
+  }
+  template <typename E, typename R>
+  void on_reply(size_t slot, const RetireReply&, E&, R&) {
+    scheduler_->worker_retires(slot);
+  }
+  template <typename E, typename R>
+  void on_reply(size_t slot, const FinishReply&, E&, R&) {
+    scheduler_->worker_finishes(slot);
+  }
+  template <typename E, typename R>
+  void on_reply(size_t slot, const ResultReply& reply, E&, R& record) {
+    if (scheduler_->current(slot) < 0) return;
+    const size_t i = scheduler_->result(slot);
+    workers_[slot].started = std::chrono::steady_clock::now();
+    record(i, reply.result);
+  }
+  template <typename E, typename R>
+  void on_reply(size_t slot, const AgainReply&, E&, R&) {
+    if (scheduler_->current(slot) < 0) return;
+    scheduler_->again(slot);  // Note [Turns that fail]
+    workers_[slot].started = std::chrono::steady_clock::now();
+  }
+  // A result that cannot be read is its probe's record, an error; an environment stops the run; anything else (a
+  // worker's stray output) is let be.
+  template <typename E, typename R>
+  void on_reply(size_t slot, const MalformedReply& reply, E& on_env, R& record) {
+    if (reply.meant == MalformedReply::Meant::kEnv) throw UserError(reply.error);
+    if (reply.meant != MalformedReply::Meant::kResult) return;
+    ResultReply unreadable{scheduler_->current(slot), {}};
+    unreadable.result.verdict = Verdict::kError;
+    unreadable.result.message = reply.error;
+    on_reply(slot, unreadable, on_env, record);
   }
 
   template <typename R>
@@ -264,19 +271,17 @@ class PoolImpl {
       scheduler_->give_back(slot);
       return;
     }
-    const StageMark at = blame(slot);
-    if (finishing || at.stage == ProbeStage::kTurn) {  // Note [Probes after a caught fault], [Turns that fail]
-      scheduler_->requeue_rest(slot);
-      return;
+    lost(slot, blame(slot), finishing, ProbeLoss::ended(status), record);
+  }
+
+  // The worker lost the probe it was in, at `at` (blame()): that probe gets the record lost_probe_record() gives it,
+  // if any (none: it runs again; Note [Probes after a caught fault], [Turns that fail]), and what the worker held
+  // besides goes back to the queue. `finishing`: the worker had said "finish", asked before its slot was freed.
+  template <typename R>
+  void lost(size_t slot, const StageMark& at, bool finishing, const ProbeLoss& loss, R& record) {
+    if (std::optional<ProbeResult> r = lost_probe_record(loss, at.stage, finishing)) {
+      record(scheduler_->take_out(slot, at.probe), *r);
     }
-    ProbeResult r;
-    const std::string how = WIFSIGNALED(status)
-                                ? fmt::format("died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
-                                : fmt::format("exited with status {}", WEXITSTATUS(status));
-    const bool on_target = at.stage == ProbeStage::kTarget;
-    r.verdict = on_target ? Verdict::kCrash : Verdict::kSkip;
-    r.message = on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
-    record(scheduler_->take_out(slot, at.probe), r);
     scheduler_->requeue_rest(slot);
   }
 

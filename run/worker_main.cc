@@ -121,26 +121,21 @@ bool known_usable(const c10::Device& device) {
   }
 }
 
-int run_worker(const WorkerOptions& o, std::ostream& out) {
+namespace {
+
+// Dies with the parent, however it dies; false when the parent is gone already. PR_SET_PDEATHSIG is asked for after
+// the exec, so the parent may have died before.
+bool tie_to_parent(const WorkerOptions& o) {
 #ifdef __linux__
-  // Die with the parent, however it dies. Asked for after the exec, so check that the parent did not die before.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
-  if (o.parent > 0 && ::getppid() != static_cast<pid_t>(o.parent)) return kExitOk;
+  if (o.parent > 0 && ::getppid() != static_cast<pid_t>(o.parent)) return false;
   if (o.lifeline >= 0) watch_lifeline(o.lifeline);  // from here on, the parent's end closing ends this process
-  std::atomic<int64_t>* on_target = o.state >= 0 ? map_shared_word(o.state) : nullptr;
-  if (o.state >= 0 && !on_target) throw UserError(fmt::format("cannot map --state {}", o.state));
-  // Failed synthesis attempts throw, and libtorch's own fetcher makes every throw expensive (see the function's
-  // comment). MPS_AUDIT_TORCH_BACKTRACES=1 keeps it, to measure what that costs.
-  if (!std::getenv("MPS_AUDIT_TORCH_BACKTRACES")) compat::install_cheap_stack_trace_fetcher();
-  // Note [One thread per worker]
-  // The run has a worker per core, so each worker computes on one thread. libtorch would otherwise give each worker
-  // a pool of threads as large as the machine for its CPU kernels: on 16 cores, 16 workers with 16 threads each,
-  // whose idle threads spin after every parallel region and take the cores the other workers need (the default
-  // audit on CUDA spent over twice as much CPU time as its probes took). The inputs are small, so a CPU kernel
-  // rarely splits its work at all.
-  at::set_num_threads(1);
-  RunEnvironment env;
+  return true;
+}
+
+// The target the worker probes; `env` gets what the run's reports say of the host and the target.
+ProbeTarget set_up_target(const WorkerOptions& o, RunEnvironment& env) {
   // The host block of the run's reports (Note [Forked workers]), described before the emulator is active, as the
   // run itself would: describe_host() takes an active emulator's MPS kernels for no MPS backend.
   describe_host(env);
@@ -158,9 +153,13 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   if (o.target == "mps-emu") target.macos_major = o.emu_macos;
   if (o.target == "mps") target.macos_major = macos_major_version();
   env.device = target.device.str();
-  // Everything a probe needs is ready before the worker says so (Note [Spare workers]): the recorded samples, read
-  // on a thread of their own meanwhile, the spec, and the device, which a first tiny operation sets up (seconds on a
-  // GPU). A device that fails that operation is left to the probes, which say how.
+  return target;
+}
+
+// Everything a probe needs, ready before the worker says so (Note [Spare workers]): the recorded samples, read on a
+// thread of their own meanwhile, the spec (the run's, or loaded into `loaded`), and the device, which a first tiny
+// operation sets up (seconds on a GPU). A device that fails that operation is left to the probes, which say how.
+const Spec& get_ready(const WorkerOptions& o, const ProbeTarget& target, std::optional<Spec>& loaded) {
   set_recordings_choice(o.samples);  // a forked worker's are the run's, loaded already (Note [Forked workers])
   std::exception_ptr recordings_error;
   std::thread preload([&] {
@@ -170,7 +169,6 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
       recordings_error = std::current_exception();
     }
   });
-  std::optional<Spec> loaded;
   try {
     if (!o.run_spec) loaded.emplace(load_spec(o.spec, aten_ops()));
     if (auto broken = device_unusable(target.device))
@@ -181,28 +179,95 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   }
   preload.join();
   if (recordings_error) std::rethrow_exception(recordings_error);
-  const Spec& spec = o.run_spec ? *o.run_spec : *loaded;
-  out << "env " << to_json(env).dump() << "\n" << std::flush;
+  return o.run_spec ? *o.run_spec : *loaded;
+}
+
+// Reads the next probes into `held` (handed out, not run yet): those of the next turn, with the probes that join it as
+// far as they are here already when `in_turns` (Note [Probes in one turn]); else one. Returns how many of `held` run
+// now, or 0 when the input has closed.
+size_t next_turn(LineReader& work, std::deque<WorkLine>& held, bool in_turns) {
+  while (held.empty()) {
+    const std::optional<std::string> next = work.next();
+    if (!next) return 0;
+    if (auto line = parse_work_line(*next)) held.push_back(*line);
+  }
+  while (in_turns) {
+    std::optional<WorkLine> joining;
+    const auto joins = [&](const std::string& text) {
+      joining = parse_work_line(text);
+      return joining && joining->joins;
+    };
+    if (!work.next_here(joins)) break;
+    held.push_back(*joining);
+  }
+  return in_turns ? held.size() : 1;
+}
+
+bool failed(const ProbeResult& r) {
+  return r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback && r.verdict != Verdict::kSkip;
+}
+
+// Note [Unusable device]
+// Some device errors are sticky: after an illegal memory access, every later CUDA call of the process fails with the
+// same error, so every later probe of this worker would report it. The error may also surface only at the next
+// synchronisation when the probe threw first. So after a probe that failed, a tiny operation on the device checks
+// that it still works; when it does not, the probe's record says so and the worker retires. On CUDA a stream that
+// has run everything queued on it, without an error, says so without the check's own turn on the GPU
+// (known_usable()): most failed probes were refused before anything ran on the device, and the default audit has
+// about 1,800 failed probes. After a turn of several probes, it cannot say which of them broke the device: those that
+// failed run again, each alone (Note [Turns that fail]).
+std::optional<std::string> unusable_after(const std::vector<ProbeResult>& results, const c10::Device& device) {
+  if (std::none_of(results.begin(), results.end(), failed) || known_usable(device)) return std::nullopt;
+  return device_unusable(device);
+}
+
+// The replies to a turn's results, in order (Note [Worker protocol]): `held` begins with their probes; `caught`: the
+// worker caught a fault in them; `broken`: why the device is unusable after them.
+void answer(std::ostream& out, const std::deque<WorkLine>& held, const std::vector<ProbeResult>& results, bool caught,
+            const std::optional<std::string>& broken) {
+  if (broken) out << encode(RetireReply{});
+  for (size_t k = 0; k < results.size(); ++k) {
+    if (broken && results.size() > 1 && failed(results[k])) {
+      out << encode(AgainReply{held[k].index});
+      continue;
+    }
+    ResultReply reply{held[k].index, results[k]};
+    if (broken && failed(reply.result)) {
+      reply.result.message += fmt::format(" (and the device was unusable after it: {})", *broken);
+    }
+    if (caught && !broken && k + 1 == results.size()) out << encode(FinishReply{});
+    out << encode(reply);
+  }
+  out << std::flush;
+}
+
+}  // namespace
+
+int run_worker(const WorkerOptions& o, std::ostream& out) {
+  if (!tie_to_parent(o)) return kExitOk;
+  std::atomic<int64_t>* on_target = o.state >= 0 ? map_shared_word(o.state) : nullptr;
+  if (o.state >= 0 && !on_target) throw UserError(fmt::format("cannot map --state {}", o.state));
+  // Failed synthesis attempts throw, and libtorch's own fetcher makes every throw expensive (see the function's
+  // comment). MPS_AUDIT_TORCH_BACKTRACES=1 keeps it, to measure what that costs.
+  if (!std::getenv("MPS_AUDIT_TORCH_BACKTRACES")) compat::install_cheap_stack_trace_fetcher();
+  // Note [One thread per worker]
+  // The run has a worker per core, so each worker computes on one thread. libtorch would otherwise give each worker
+  // a pool of threads as large as the machine for its CPU kernels: on 16 cores, 16 workers with 16 threads each,
+  // whose idle threads spin after every parallel region and take the cores the other workers need (the default
+  // audit on CUDA spent over twice as much CPU time as its probes took). The inputs are small, so a CPU kernel
+  // rarely splits its work at all.
+  at::set_num_threads(1);
+  EnvReply ready;
+  const ProbeTarget target = set_up_target(o, ready.env);
+  std::optional<Spec> loaded;
+  const Spec& spec = get_ready(o, target, loaded);
+  out << encode(ready) << std::flush;
   LineReader work(STDIN_FILENO);
   std::deque<WorkLine> held;  // handed out, not run yet
   bool caught_any = false;    // one probe at a time after a caught fault (Note [Probes after a caught fault])
   for (;;) {
-    while (held.empty()) {
-      const std::optional<std::string> next = work.next();
-      if (!next) std::_Exit(kExitOk);  // the parent is done with us (static destructors may be slow or unsafe)
-      if (auto line = parse_work_line(*next)) held.push_back(*line);
-    }
-    // The probes that join this one's turn (Note [Probes in one turn]), as far as they are here already.
-    while (target.in_turns && !caught_any) {
-      std::optional<WorkLine> joining;
-      const auto joins = [&](const std::string& text) {
-        joining = parse_work_line(text);
-        return joining && joining->joins;
-      };
-      if (!work.next_here(joins)) break;
-      held.push_back(*joining);
-    }
-    const size_t count = target.in_turns && !caught_any ? held.size() : 1;
+    const size_t count = next_turn(work, held, target.in_turns && !caught_any);
+    if (count == 0) std::_Exit(kExitOk);  // the parent is done with us (static destructors may be slow or unsafe)
     std::vector<ProbeRequest> requests;
     for (size_t k = 0; k < count; ++k) requests.push_back({held[k].op, held[k].dtype});
     const size_t caught_before = faults_caught();
@@ -211,36 +276,8 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     });
     const bool caught = faults_caught() != caught_before;
     caught_any = caught_any || caught;
-    // Note [Unusable device]
-    // Some device errors are sticky: after an illegal memory access, every later CUDA call of the process fails with
-    // the same error, so every later probe of this worker would report it. The error may also surface only at the
-    // next synchronisation when the probe threw first. So after a probe that failed, a tiny operation on the device
-    // checks that it still works; when it does not, the probe's record says so and the worker retires. On CUDA a
-    // stream that has run everything queued on it, without an error, says so without the check's own turn on the GPU
-    // (known_usable()): most failed probes were refused before anything ran on the device, and the default audit has
-    // about 1,800 failed probes. After a turn of several probes, it cannot say which of them broke the device: those
-    // that failed run again, each alone (Note [Turns that fail]).
-    const auto failed = [](const ProbeResult& r) {
-      return r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback && r.verdict != Verdict::kSkip;
-    };
-    std::optional<std::string> broken;
-    if (std::any_of(results.begin(), results.end(), failed) && !known_usable(target.device)) {
-      broken = device_unusable(target.device);
-    }
-    if (broken) out << "retire\n";
-    for (size_t k = 0; k < results.size(); ++k) {
-      if (broken && results.size() > 1 && failed(results[k])) {
-        out << "again " << held[k].index << "\n";
-        continue;
-      }
-      ProbeResult checked = results[k];
-      if (broken && failed(checked)) {
-        checked.message += fmt::format(" (and the device was unusable after it: {})", *broken);
-      }
-      if (caught && !broken && k + 1 == results.size()) out << "finish\n";
-      out << "result " << held[k].index << " " << to_json(checked).dump() << "\n";
-    }
-    out << std::flush;
+    const std::optional<std::string> broken = unusable_after(results, target.device);
+    answer(out, held, results, caught, broken);
     if (broken) std::_Exit(kExitOk);  // with the device broken, releasing its memory could abort
     held.erase(held.begin(), held.begin() + static_cast<long>(results.size()));
   }
