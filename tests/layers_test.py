@@ -113,15 +113,19 @@ class Layers(unittest.TestCase):
         ])
 
     def test_a_marked_flag_table_of_the_command_line_is_exempt_and_only_there(self):
-        marked = "// layers: flag table\n" + self.function("main", 200, "int {}(int argc, char** argv) {{\n")
+        head = "int {}(int argc, char** argv) {{\n  run->add_option(\"--jobs\", jobs, \"Workers\");\n"
+        marked = "// layers: flag table\n" + self.function("main", 200, head)
         root = self.tree({
             "cli/main.cc": "namespace {\nvoid helper() {}\n}  // namespace\n\n" + marked,
             "commands/run.cc": "// layers: flag table\n\n" + self.function("table", 151),
+            "commands/merge.cc": "// layers: flag table\n" + self.function("no_flags", 151),
             "model/m.cc": marked,
         })
         self.assertEqual(check_layers.check(root), [
             "model/m.cc:1: a flag table is exempt only in cli/ and commands/",
-            "model/m.cc:2: function main is 200 lines, over 150",
+            "model/m.cc:2: function main is 201 lines, over 150",
+            "commands/merge.cc:1: a flag table declares flags (add_option, add_flag)",
+            "commands/merge.cc:2: function no_flags is 151 lines, over 150",
             "commands/run.cc:3: function table is 151 lines, over 150",
             'commands/run.cc:1: "// layers: flag table" is not right before a function',
         ])
