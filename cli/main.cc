@@ -47,6 +47,7 @@ std::string first_line(const std::string& text) {
 
 }  // namespace
 
+// layers: flag table
 int main(int argc, char** argv) {
   using namespace mps_audit;
   CLI::App app{"mps-audit: which PyTorch operators run natively on MPS, and which fall back to the CPU"};

@@ -16,7 +16,6 @@
 #include <ATen/record_function.h>
 
 #include "emu/emulated_device.h"
-#include "emu/mps_emulator.h"
 
 namespace mps_audit::emu {
 namespace {
@@ -52,8 +51,6 @@ void check_same_type(const at::Tensor& input, const at::Tensor& other, const cha
 void mps_convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   auto a = torch::jit::pop(*stack, op.schema().arguments().size());
   const at::Tensor input = a[0].toTensor();
-  TORCH_CHECK(active_mps_emulator()->release_version.rfind("1.", 0) != 0 || input.dim() < 5,
-              "Conv3D is not supported on MPS");
   at::DisableRecordFunctionGuard no_trace;
   const auto padding = a[3].toIntVector();
   torch::jit::push(*stack, result_as(at::convolution(computable(input), computable(a[1].toTensor()),

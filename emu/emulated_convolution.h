@@ -14,7 +14,8 @@ class OperatorHandle;
 namespace mps_audit::emu {
 
 // The MPS-only operators: _mps_convolution, _mps_convolution_transpose, mps_convolution_backward and
-// mps_convolution_transpose_backward. Faults planned for them (emu/faults.h) are the caller's to inject first.
+// mps_convolution_transpose_backward. Faults planned for them (emu/faults.h) are the caller's to inject first, and
+// so is the release's refusal of an input (1.x's of Conv3D): these compute whatever the release.
 void mps_convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 void mps_convolution_transpose_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 void mps_convolution_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);

@@ -10,12 +10,13 @@
 #include "common/torch_compat.h"
 #include "emu/device_memory.h"
 #include "emu/dtype_rules.h"
-#include "emu/mps_emulator.h"
 
 namespace mps_audit::emu {
 namespace {
 
 constexpr c10::DeviceType kMps = c10::DeviceType::MPS;
+// The emulated macOS, whose dtype rules check_dtype applies: set once, as the device is registered.
+int g_macos_major = 14;
 
 // Memory that says it lives on mps:0 (Note [Emulated MPS memory] in device_memory.cc). Both allocate() signatures are
 // declared: libtorch 1.13's base class has the const one, 2.x the other; whichever the base declares is the override
@@ -77,7 +78,8 @@ c10::Allocator& emulated_allocator() {
   return instance;
 }
 
-bool register_emulated_device(bool whole_pages) {
+bool register_emulated_device(bool whole_pages, int macos_major) {
+  g_macos_major = macos_major;
   const bool kept_from_cpu = init_device_memory(whole_pages);
   static EmulatedMpsGuard guard;
   static c10::impl::DeviceGuardImplRegistrar guard_registrar(kMps, &guard);
@@ -90,7 +92,7 @@ bool low_precision(c10::ScalarType type) {
 }
 
 void check_dtype(c10::ScalarType type) {
-  if (auto refusal = mps_dtype_refusal(type, active_mps_emulator()->macos_major)) TORCH_CHECK_TYPE(false, *refusal);
+  if (auto refusal = mps_dtype_refusal(type, g_macos_major)) TORCH_CHECK_TYPE(false, *refusal);
 }
 
 at::Tensor cpu_view(const at::Tensor& t) {

@@ -15,8 +15,8 @@ namespace mps_audit::emu {
 // Makes DeviceType::MPS a device: its allocator and its device guard; once, as the emulator is activated. Returns
 // whether its memory is kept from the CPU (Note [Emulated MPS memory] in device_memory.cc); where it is not, each
 // allocation comes in whole pages of its own with `whole_pages`, so that a touch fault (emu/faults.h) can make one
-// tensor's memory unreadable.
-bool register_emulated_device(bool whole_pages);
+// tensor's memory unreadable. `macos_major`: the macOS whose dtype rules `check_dtype` applies.
+bool register_emulated_device(bool whole_pages, int macos_major);
 
 // The allocator of MPS tensors' memory.
 c10::Allocator& emulated_allocator();

@@ -471,6 +471,14 @@ void with_faults(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   K(op, stack);
 }
 
+// _mps_convolution as the release has it: 1.x's refuses a 5-d input (Conv3D came to MPS in 2.0).
+void release_mps_convolution_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const at::Tensor input = torch::jit::peek(*stack, 0, op.schema().arguments().size()).toTensor();
+  TORCH_CHECK(active_mps_emulator()->release_version.rfind("1.", 0) != 0 || input.dim() < 5,
+              "Conv3D is not supported on MPS");
+  mps_convolution_kernel(op, stack);
+}
+
 torch::CppFunction kernel_for(const std::string& name) {
   if (name == "aten::empty.memory_format") return boxed<&empty_kernel>();
   if (name == "aten::empty_strided") return boxed<&empty_strided_kernel>();
@@ -478,7 +486,7 @@ torch::CppFunction kernel_for(const std::string& name) {
   if (name == "aten::_copy_from_and_resize") return boxed<&copy_from_and_resize_kernel>();
   if (name == "aten::as_strided") return boxed<&as_strided_kernel>();
   if (name == "aten::set_") return boxed<&set_empty_kernel>();
-  if (name == "aten::_mps_convolution") return boxed<&with_faults<&mps_convolution_kernel>>();
+  if (name == "aten::_mps_convolution") return boxed<&with_faults<&release_mps_convolution_kernel>>();
   if (name == "aten::_mps_convolution_transpose") return boxed<&with_faults<&mps_convolution_transpose_kernel>>();
   if (name == "aten::mps_convolution_backward") return boxed<&with_faults<&mps_convolution_backward_kernel>>();
   if (name == "aten::mps_convolution_transpose_backward") {
@@ -607,8 +615,8 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   state->info.macos_major = options.macos_major;
   state->info.fallback_enabled = fallback_enabled_by_environment();
 
-  state->info.memory_kept_from_cpu = register_emulated_device(state->faults.plans(FaultKind::kTouch) ||
-                                                              state->faults.plans(FaultKind::kTouchThenHang));
+  state->info.memory_kept_from_cpu = register_emulated_device(
+      state->faults.plans(FaultKind::kTouch) || state->faults.plans(FaultKind::kTouchThenHang), options.macos_major);
 
   state->kernels =
       std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::MPS, __FILE__, __LINE__);

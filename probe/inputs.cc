@@ -323,6 +323,151 @@ std::map<std::string, c10::IValue> from_forward(const c10::OperatorHandle& forwa
   return given;
 }
 
+// What the arguments of one synthesis share: the operator, its dtype and shape, the variant's choices.
+struct Synthesizing {
+  const c10::FunctionSchema& schema;
+  const OpTraits& op;
+  c10::ScalarType dtype;
+  const std::vector<int64_t>& shape;
+  Maker& maker;
+  bool fill_optionals = false;
+  bool spatial = false;               // a spatial variant of a spatial operator
+  bool has_optional_indices = false;  // index, index_put: their values are 0-dim
+  bool has_output_size = false;       // upsample: scale_factors is left out
+};
+
+// A spec sample's value for `arg`, in the argument's type.
+c10::IValue sample_value(const c10::Argument& arg, const ArgSpec& given, const Synthesizing& s) {
+  c10::IValue v = s.maker.from_spec(given);
+  if (s.op.named && v.isInt() && arg.real_type()->str() == "str") v = dimname(v.toInt());  // dim: 1 -> d1
+  const std::string arg_type = arg.real_type()->str();
+  if (v.isDoubleList() && arg_type == "Scalar[]") {  // spacing: [0.5, 2.0]
+    c10::impl::GenericList scalars(c10::NumberType::get());
+    for (const double x : v.toDoubleVector()) scalars.push_back(c10::IValue(x));
+    v = scalars;
+  }
+  if (v.isString() && (arg_type == "ScalarType" || arg_type == "ScalarType?")) {  // dtype: quint8, int32, ...
+    const std::string name = v.toStringRef();
+    if (const auto t = quantized_dtype(name) ? quantized_dtype(name) : parse_dtype(name)) v = *t;
+  }
+  if (v.isTensorList() && arg.real_type()->str() == "Tensor?[]") {  // indices of index/index_put
+    c10::List<c10::optional<at::Tensor>> optional_list;
+    for (at::Tensor t : v.toTensorList()) optional_list.push_back(t);
+    v = optional_list;
+  }
+  return v;
+}
+
+// A synthesized tensor for `arg`, by its name.
+c10::IValue tensor_value(const c10::Argument& arg, const Synthesizing& s) {
+  Maker& maker = s.maker;
+  if (arg.name().find("mask") != std::string::npos) return maker.tensor(maker.shape(), c10::ScalarType::Bool, "mask");
+  if (arg.name() == "index" || arg.name() == "indices") {
+    // in range along any dimension of a default-shaped input
+    const auto& sh = maker.shape();
+    const int64_t smallest = sh.empty() ? 1 : *std::min_element(sh.begin(), sh.end());
+    return maker.tensor(sh, c10::ScalarType::Long, "index", 0, static_cast<double>(smallest));
+  }
+  if (arg.name() == "value" || (arg.name() == "values" && s.has_optional_indices)) {
+    return maker.tensor({}, s.dtype);  // fill_.Tensor, masked_fill_.Tensor, index_put: 0-dim
+  }
+  if (arg.name() == "p" || arg.name() == "std") {  // probabilities, deviations
+    return maker.tensor(maker.shape(), s.dtype, "uniform", 0.1, 0.9);
+  }
+  if (s.spatial && arg.name() == "weight") {  // 3 channels in and out, kernel 2
+    std::vector<int64_t> w = {3, 3};
+    for (int i = 0; i < s.op.spatial; ++i) w.push_back(2);
+    return maker.tensor(w, s.dtype);
+  }
+  if (s.spatial && arg.name() == "bias") return maker.tensor({3}, s.dtype);
+  if (s.spatial && arg.name() == "grid") {  // sampling positions in [-1, 1]
+    std::vector<int64_t> g = {2};
+    for (int i = 0; i < s.op.spatial; ++i) g.push_back(4);
+    g.push_back(s.op.spatial);
+    return maker.tensor(g, s.dtype, "uniform", -1, 1);
+  }
+  return maker.default_tensor();
+}
+
+// A synthesized value of a type other than Tensor (`type` without its '?'); nullopt when there is none.
+std::optional<c10::IValue> other_value(const c10::Argument& arg, const std::string& type, const Synthesizing& s) {
+  Maker& maker = s.maker;
+  const c10::ScalarType dtype = s.dtype;
+  if (type == "Tensor[]") return c10::List<at::Tensor>({maker.default_tensor(), maker.default_tensor()});
+  if (type == "Tensor?[]") {  // index, index_put: one index tensor into the first dimension
+    c10::List<c10::optional<at::Tensor>> indices;
+    indices.push_back(maker.tensor({2}, c10::ScalarType::Long, "index", 0, static_cast<double>(s.shape.at(0))));
+    return indices;
+  }
+  if (type == "int" || type == "SymInt") return int64_t{1};
+  if (type == "int[]" || type == "SymInt[]") return int_list_for(arg.name(), s.shape, s.op, s.spatial);
+  if (type == "float") return 0.5;
+  if (type == "Scalar") {
+    return c10::isFloatingType(dtype) || c10::isComplexType(dtype) ? c10::IValue(0.5) : c10::IValue(2);
+  }
+  if (type == "Scalar[]") {  // one per tensor of a Tensor[] (or per dimension: gradient's spacing)
+    c10::impl::GenericList scalars(c10::NumberType::get());
+    for (int i = 0; i < 2; ++i) scalars.push_back(c10::IValue(c10::isFloatingType(dtype) ? 0.5 + i : 2.0 + i));
+    return scalars;
+  }
+  if (type == "bool") return false;
+  if (type == "bool[]") {  // output_mask of backward ops: every gradient (bool[2], bool[3], bool[4])
+    c10::List<bool> every;
+    for (int64_t i = 0; i < arg.N().value_or(3); ++i) every.push_back(true);
+    return every;
+  }
+  if (type == "ScalarType") return dtype;
+  if (type == "Storage") return c10::IValue(maker.default_tensor().storage());  // set_.source_Storage
+  if (auto text = type == "str" ? string_for(arg.name(), s.op) : std::nullopt) return *text;
+  return std::nullopt;
+}
+
+// The value of an argument no spec sample gives: the forward's (a backward's from-forward variant), an empty out=
+// tensor, its default, a dimension name, or one synthesized; nullopt when none can be.
+std::optional<c10::IValue> argument_value(const c10::Argument& arg, const std::map<std::string, c10::IValue>& given,
+                                          const Synthesizing& s) {
+  if (auto it = given.find(arg.name()); it != given.end() && !is_write(arg)) {
+    return map_tensors(it->second, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; });
+  }
+  std::string type = arg.real_type()->str();
+  const bool optional = !type.empty() && type.back() == '?';
+  if (optional) type.pop_back();
+  if (is_write(arg) && arg.kwarg_only() && type == "Tensor") {  // out=: the op resizes it
+    const bool index = arg.name().find("indices") != std::string::npos;
+    return at::empty({0}, at::TensorOptions().dtype(index ? c10::ScalarType::Long : s.dtype));
+  }
+  const bool fillable = type == "Tensor" || type == "Scalar" || type == "float" || type == "int" || type == "SymInt" ||
+                        (type == "int[]" && arg.name() != "scale_factors") || type == "SymInt[]" ||
+                        (type == "str" && string_for(arg.name(), s.op));
+  const bool left_out = arg.name() == "scale_factors" && s.has_output_size;  // upsample: one of the two
+  if (arg.default_value() && !(type == "Tensor" && !optional) &&
+      !(s.fill_optionals && optional && fillable && !left_out)) {
+    return *arg.default_value();
+  }
+  if (s.op.named && (type == "str" || type == "str[]")) {
+    if (auto v = dimname_for(arg.name(), type, s.op, s.schema, static_cast<int64_t>(s.shape.size()))) return *v;
+  }
+  if (type == "Tensor") return tensor_value(arg, s);
+  if (optional && !(s.fill_optionals && fillable && !left_out)) return c10::IValue();
+  return other_value(arg, type, s);
+}
+
+// The first tensor and the first tensor list of a named operator's arguments get dimension names (an in-place self
+// too).
+void name_first_tensors(const c10::FunctionSchema& schema, std::vector<c10::IValue>& args) {
+  bool tensor = false, list = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (is_out_argument(schema.arguments()[i])) continue;
+    if (args[i].isTensor() && !tensor) {
+      tensor = true;
+      name_dimensions(args[i]);
+    } else if (args[i].isTensorList() && !list) {
+      list = true;
+      name_dimensions(args[i]);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Synthesis> synthesis_variants(const c10::FunctionSchema& schema) {
@@ -352,8 +497,6 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
     return out_variant_inputs(schema, *twin, make_inputs(twin->schema(), dtype, spec, sample, seed_key, how), dtype);
   }
   const OpTraits op = traits_of(schema);
-  const bool fill_optionals = !sample && how && how->fill_optionals;
-  const bool spatial = !sample && how && how->spatial && op.spatial;
   in.name = sample ? sample->name : how ? how->name : "default";
   std::vector<int64_t> shape = !sample && how && !how->shape.empty() ? how->shape : spec.shape;
   Maker maker(dtype, spec, shape, std::hash<std::string>()(seed_key + "/" + in.name) & 0x7fffffffffffull);
@@ -361,142 +504,34 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
   if (!sample && how && how->from_forward) {
     if (auto forward = forward_of(schema)) given = from_forward(*forward, dtype, spec, seed_key + "/" + in.name, *how);
   }
-  bool has_optional_indices = false, has_output_size = false;
+  Synthesizing s{schema, op, dtype, shape, maker};
+  s.fill_optionals = !sample && how && how->fill_optionals;
+  s.spatial = !sample && how && how->spatial && op.spatial;
   for (const auto& arg : schema.arguments()) {
-    has_optional_indices = has_optional_indices || arg.real_type()->str() == "Tensor?[]";
-    has_output_size = has_output_size || arg.name() == "output_size";
+    s.has_optional_indices = s.has_optional_indices || arg.real_type()->str() == "Tensor?[]";
+    s.has_output_size = s.has_output_size || arg.name() == "output_size";
   }
   for (const auto& arg : schema.arguments()) {
     if (sample) {
       if (auto it = sample->args.find(arg.name()); it != sample->args.end()) {
-        c10::IValue v = maker.from_spec(it->second);
-        if (op.named && v.isInt() && arg.real_type()->str() == "str") v = dimname(v.toInt());  // dim: 1 -> d1
-        const std::string arg_type = arg.real_type()->str();
-        if (v.isDoubleList() && arg_type == "Scalar[]") {  // spacing: [0.5, 2.0]
-          c10::impl::GenericList scalars(c10::NumberType::get());
-          for (const double x : v.toDoubleVector()) scalars.push_back(c10::IValue(x));
-          v = scalars;
-        }
-        if (v.isString() && (arg_type == "ScalarType" || arg_type == "ScalarType?")) {  // dtype: quint8, int32, ...
-          const std::string name = v.toStringRef();
-          if (const auto t = quantized_dtype(name) ? quantized_dtype(name) : parse_dtype(name)) v = *t;
-        }
-        if (v.isTensorList() && arg.real_type()->str() == "Tensor?[]") {  // indices of index/index_put
-          c10::List<c10::optional<at::Tensor>> optional_list;
-          for (at::Tensor t : v.toTensorList()) optional_list.push_back(t);
-          v = optional_list;
-        }
-        in.args.push_back(std::move(v));
+        in.args.push_back(sample_value(arg, it->second, s));
         continue;
       }
     }
-    if (auto it = given.find(arg.name()); it != given.end() && !is_write(arg)) {
-      in.args.push_back(map_tensors(it->second, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; }));
-      continue;
-    }
-    std::string type = arg.real_type()->str();
-    const bool optional = !type.empty() && type.back() == '?';
-    if (optional) type.pop_back();
-    if (is_write(arg) && arg.kwarg_only() && type == "Tensor") {  // out=: the op resizes it
-      const bool index = arg.name().find("indices") != std::string::npos;
-      in.args.push_back(at::empty({0}, at::TensorOptions().dtype(index ? c10::ScalarType::Long : dtype)));
-      continue;
-    }
-    const bool fillable = type == "Tensor" || type == "Scalar" || type == "float" || type == "int" ||
-                          type == "SymInt" || (type == "int[]" && arg.name() != "scale_factors") ||
-                          type == "SymInt[]" || (type == "str" && string_for(arg.name(), op));
-    const bool left_out = arg.name() == "scale_factors" && has_output_size;  // upsample: one of the two
-    if (arg.default_value() && !(type == "Tensor" && !optional) &&
-        !(fill_optionals && optional && fillable && !left_out)) {
-      in.args.push_back(*arg.default_value());
-      continue;
-    }
-    if (op.named && (type == "str" || type == "str[]")) {
-      if (auto v = dimname_for(arg.name(), type, op, schema, static_cast<int64_t>(shape.size()))) {
-        in.args.push_back(*v);
-        continue;
-      }
-    }
-    if (type == "Tensor" && arg.name().find("mask") != std::string::npos) {
-      in.args.push_back(maker.tensor(maker.shape(), c10::ScalarType::Bool, "mask"));
-    } else if (type == "Tensor" && (arg.name() == "index" || arg.name() == "indices")) {
-      // in range along any dimension of a default-shaped input
-      const auto& sh = maker.shape();
-      const int64_t smallest = sh.empty() ? 1 : *std::min_element(sh.begin(), sh.end());
-      in.args.push_back(maker.tensor(sh, c10::ScalarType::Long, "index", 0, static_cast<double>(smallest)));
-    } else if (type == "Tensor" && (arg.name() == "value" || (arg.name() == "values" && has_optional_indices))) {
-      in.args.push_back(maker.tensor({}, dtype));  // fill_.Tensor, masked_fill_.Tensor, index_put: 0-dim
-    } else if (type == "Tensor" && (arg.name() == "p" || arg.name() == "std")) {  // probabilities, deviations
-      in.args.push_back(maker.tensor(maker.shape(), dtype, "uniform", 0.1, 0.9));
-    } else if (type == "Tensor" && spatial && arg.name() == "weight") {  // 3 channels in and out, kernel 2
-      std::vector<int64_t> w = {3, 3};
-      for (int i = 0; i < op.spatial; ++i) w.push_back(2);
-      in.args.push_back(maker.tensor(w, dtype));
-    } else if (type == "Tensor" && spatial && arg.name() == "bias") {
-      in.args.push_back(maker.tensor({3}, dtype));
-    } else if (type == "Tensor" && spatial && arg.name() == "grid") {  // sampling positions in [-1, 1]
-      std::vector<int64_t> g = {2};
-      for (int i = 0; i < op.spatial; ++i) g.push_back(4);
-      g.push_back(op.spatial);
-      in.args.push_back(maker.tensor(g, dtype, "uniform", -1, 1));
-    } else if (type == "Tensor") {
-      in.args.push_back(maker.default_tensor());
-    } else if (optional && !(fill_optionals && fillable && !left_out)) {
-      in.args.push_back(c10::IValue());
-    } else if (type == "Tensor[]") {
-      in.args.push_back(c10::List<at::Tensor>({maker.default_tensor(), maker.default_tensor()}));
-    } else if (type == "Tensor?[]") {  // index, index_put: one index tensor into the first dimension
-      c10::List<c10::optional<at::Tensor>> indices;
-      indices.push_back(maker.tensor({2}, c10::ScalarType::Long, "index", 0, static_cast<double>(shape.at(0))));
-      in.args.push_back(indices);
-    } else if (type == "int" || type == "SymInt") {
-      in.args.push_back(int64_t{1});
-    } else if (type == "int[]" || type == "SymInt[]") {
-      in.args.push_back(int_list_for(arg.name(), shape, op, spatial));
-    } else if (type == "float") {
-      in.args.push_back(0.5);
-    } else if (type == "Scalar") {
-      in.args.push_back(c10::isFloatingType(dtype) || c10::isComplexType(dtype) ? c10::IValue(0.5) : c10::IValue(2));
-    } else if (type == "Scalar[]") {  // one per tensor of a Tensor[] (or per dimension: gradient's spacing)
-      c10::impl::GenericList scalars(c10::NumberType::get());
-      for (int i = 0; i < 2; ++i) scalars.push_back(c10::IValue(c10::isFloatingType(dtype) ? 0.5 + i : 2.0 + i));
-      in.args.push_back(scalars);
-    } else if (type == "bool") {
-      in.args.push_back(false);
-    } else if (type == "bool[]") {  // output_mask of backward ops: every gradient (bool[2], bool[3], bool[4])
-      c10::List<bool> every;
-      for (int64_t i = 0; i < arg.N().value_or(3); ++i) every.push_back(true);
-      in.args.push_back(std::move(every));
-    } else if (type == "ScalarType") {
-      in.args.push_back(dtype);
-    } else if (type == "Storage") {  // set_.source_Storage: the storage of a default tensor
-      in.args.push_back(c10::IValue(maker.default_tensor().storage()));
-    } else if (auto text = type == "str" ? string_for(arg.name(), op) : std::nullopt) {
-      in.args.push_back(*text);
-    } else {
+    std::optional<c10::IValue> v = argument_value(arg, given, s);
+    if (!v) {
       in.unsupported = fmt::format("cannot synthesize argument '{}' of type {}; give a sample in the spec", arg.name(),
                                    arg.real_type()->str());
       return in;
     }
+    in.args.push_back(std::move(*v));
   }
   if (!sample) make_well_posed(schema, op, in.args, dtype, maker.gen());
   if (op.named && !compat::kNamedTensors) {  // a skip that says why, never a probe without its names
     in.unsupported = compat::kNoNamedTensors;
     return in;
   }
-  if (op.named) {  // the first tensor and the first tensor list get dimension names (an in-place self too)
-    bool tensor = false, list = false;
-    for (size_t i = 0; i < in.args.size(); ++i) {
-      if (is_out_argument(schema.arguments()[i])) continue;
-      if (in.args[i].isTensor() && !tensor) {
-        tensor = true;
-        name_dimensions(in.args[i]);
-      } else if (in.args[i].isTensorList() && !list) {
-        list = true;
-        name_dimensions(in.args[i]);
-      }
-    }
-  }
+  if (op.named) name_first_tensors(schema, in.args);
   return in;
 }
 

@@ -112,15 +112,10 @@ void add_evidence(MarkdownWriter& w, const Evidence& e) {
   }
 }
 
-}  // namespace
-
-std::string render_markdown(const Results& results, const RenderOptions& options) {
+// The title, what a reader must know before the figures (an emulated target, probes the linked libtorch cannot run,
+// an incomplete run), the setting, and what PyTorch's lists were used for.
+void add_heading(MarkdownWriter& w, const Results& results, const Analysis& a) {
   const RunEnvironment& env = results.environment;
-  const Analysis a = analyze(results);
-  MarkdownWriter w(
-      options.markdown_limit,
-      "results.json, and the whole matrix in results.html (`mps-audit render results.json --format html`)");
-
   w.add(fmt::format("# mps-audit: {}\n\n", where_it_ran(env)));
   if (!env.emulator.empty()) {
     w.add(fmt::format(
@@ -155,6 +150,11 @@ std::string render_markdown(const Results& results, const RenderOptions& options
                           : " What the emulator cannot reproduce is `known_failure`, never a pass: each such record "
                             "keeps what the emulator saw (`observed`) and cites the list's entry"));
   }
+}
+
+// The run's figures, what it covered by registry status, and the verdicts' shares.
+void add_summary(MarkdownWriter& w, const Results& results, const Analysis& a) {
+  const RunProgress& p = results.run;
   w.add("## Summary\n\n");
   w.add(fmt::format("{} probes of {} operators in {} dtypes; planned {}, finished {}, lost 0.\n\n", a.counts.total,
                     a.operators, a.dtypes.size(), p.planned, p.finished));
@@ -164,45 +164,47 @@ std::string render_markdown(const Results& results, const RenderOptions& options
     w.add(fmt::format("| {} | {} | {} | {} |\n", to_string(v), verdict_symbol(v), a.counts.of(v),
                       percent(a.counts.of(v), a.counts.total)));
   }
+}
 
-  if (!a.worst.empty()) {
+void add_worst_offenders(MarkdownWriter& w, const Analysis& a) {
+  if (a.worst.empty()) return;
+  std::vector<std::string> rows;
+  for (const auto& o : a.worst) {
+    rows.push_back(fmt::format("| {} | `{}` | {} | {} | {} |\n", to_string(o.tier), o.op, to_string(o.worst),
+                               o.dtypes.size() == a.dtypes.size() && a.dtypes.size() > 3
+                                   ? fmt::format("all {}", a.dtypes.size())
+                                   : fmt::format("{}", fmt::join(o.dtypes, ", ")),
+                               markdown_cell(o.message, 200)));
+  }
+  w.add("\n## Worst offenders\n\nThe Core ATen operators first, then other public, internal and test operators.\n\n");
+  w.table("| set | operator | verdict | dtypes | message |\n| --- | --- | --- | --- | --- |\n", rows,
+          "worst offenders");
+}
+
+// One table per operator tier of the operators that fell back.
+void add_fallbacks(MarkdownWriter& w, const Analysis& a) {
+  if (a.fallbacks.empty()) return;
+  w.add(fmt::format(
+      "\n## Fall back to the CPU: {} operators, {} op x dtype\n\nOne row per operator, the Core ATen operators "
+      "first, then other public, internal and test operators; in each, those falling back in the most dtypes "
+      "first. The last column names the operators that ran on the CPU.\n",
+      a.fallbacks.size(), a.fallback_records));
+  for (OpTier tier : kAllOpTiers) {
     std::vector<std::string> rows;
-    for (const auto& o : a.worst) {
-      rows.push_back(fmt::format("| {} | `{}` | {} | {} | {} |\n", to_string(o.tier), o.op, to_string(o.worst),
-                                 o.dtypes.size() == a.dtypes.size() && a.dtypes.size() > 3
-                                     ? fmt::format("all {}", a.dtypes.size())
-                                     : fmt::format("{}", fmt::join(o.dtypes, ", ")),
-                                 markdown_cell(o.message, 200)));
+    for (const auto& f : a.fallbacks) {
+      if (f.tier != tier) continue;
+      rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status, verdict_cells(a.dtypes, f.by_dtype),
+                                 markdown_cell(fmt::format("{}", fmt::join(f.fallback_ops, ", ")), 200)));
     }
-    w.add("\n## Worst offenders\n\nThe Core ATen operators first, then other public, internal and test operators.\n\n");
-    w.table("| set | operator | verdict | dtypes | message |\n| --- | --- | --- | --- | --- |\n", rows,
-            "worst offenders");
+    if (rows.empty()) continue;
+    w.add(fmt::format("\n### {}: {}\n\n", tier_title(tier), rows.size()));
+    w.table(matrix_head("| operator | registry |", "| --- | --- |", a.dtypes, " ran on the CPU |", " --- |"), rows,
+            fmt::format("fallback operators ({})", to_string(tier)));
   }
+}
 
-  // Before the long tables: what the known failures rest on is short, and what a reader asks first of a prediction.
-  add_evidence(w, a.evidence);
-
-  if (!a.fallbacks.empty()) {
-    w.add(fmt::format(
-        "\n## Fall back to the CPU: {} operators, {} op x dtype\n\nOne row per operator, the Core ATen operators "
-        "first, then other public, internal and test operators; in each, those falling back in the most dtypes "
-        "first. The last column names the operators that ran on the CPU.\n",
-        a.fallbacks.size(), a.fallback_records));
-    for (OpTier tier : kAllOpTiers) {
-      std::vector<std::string> rows;
-      for (const auto& f : a.fallbacks) {
-        if (f.tier != tier) continue;
-        rows.push_back(fmt::format("| `{}` | {} |{} {} |\n", f.op, f.registry_status,
-                                   verdict_cells(a.dtypes, f.by_dtype),
-                                   markdown_cell(fmt::format("{}", fmt::join(f.fallback_ops, ", ")), 200)));
-      }
-      if (rows.empty()) continue;
-      w.add(fmt::format("\n### {}: {}\n\n", tier_title(tier), rows.size()));
-      w.table(matrix_head("| operator | registry |", "| --- | --- |", a.dtypes, " ran on the CPU |", " --- |"), rows,
-              fmt::format("fallback operators ({})", to_string(tier)));
-    }
-  }
-
+// Each failing verdict's failures, by message and by operator, folded.
+void add_failures(MarkdownWriter& w, const Analysis& a) {
   if (!a.failures.empty()) w.add("\n## Failures\n\nGrouped by operator and by message; click to open.\n");
   for (const auto& s : a.failures) {
     std::vector<std::string> by_message;
@@ -228,24 +230,25 @@ std::string render_markdown(const Results& results, const RenderOptions& options
                         name + " operators");
               });
   }
+}
 
-  add_stale_entries(w, results);
-
-  if (a.counts.of(Verdict::kSkip) > 0) {
-    w.add(
-        fmt::format("\n## Skipped: {} op x dtype\n\nNot probed; each op x dtype is in results.json with its reason and "
-                    "`skip_reason` (docs/running.md explains them).\n\n| skip_reason | op x dtype |\n| --- | ---: |\n",
-                    a.counts.of(Verdict::kSkip)));
-    for (std::string_view kind : kSkipReasons) {
-      auto it = a.skip_reasons.find(std::string(kind));
-      if (it != a.skip_reasons.end()) w.add(fmt::format("| {} | {} |\n", kind, it->second));
-    }
-    std::vector<std::string> rows;
-    for (const auto& [m, k] : a.skip_messages) rows.push_back(fmt::format("| {} | {} |\n", k, markdown_cell(m)));
-    w.table("\nThe most common messages:\n\n| op x dtype | message |\n| ---: | --- |\n", rows, "skip messages");
+void add_skips(MarkdownWriter& w, const Analysis& a) {
+  if (a.counts.of(Verdict::kSkip) == 0) return;
+  w.add(
+      fmt::format("\n## Skipped: {} op x dtype\n\nNot probed; each op x dtype is in results.json with its reason and "
+                  "`skip_reason` (docs/running.md explains them).\n\n| skip_reason | op x dtype |\n| --- | ---: |\n",
+                  a.counts.of(Verdict::kSkip)));
+  for (std::string_view kind : kSkipReasons) {
+    auto it = a.skip_reasons.find(std::string(kind));
+    if (it != a.skip_reasons.end()) w.add(fmt::format("| {} | {} |\n", kind, it->second));
   }
+  std::vector<std::string> rows;
+  for (const auto& [m, k] : a.skip_messages) rows.push_back(fmt::format("| {} | {} |\n", k, markdown_cell(m)));
+  w.table("\nThe most common messages:\n\n| op x dtype | message |\n| ---: | --- |\n", rows, "skip messages");
+}
 
-  // The matrix last: it is the largest, and every row of it is in results.html too.
+// Every operator's verdict in each dtype.
+void add_matrix(MarkdownWriter& w, const Results& results, const Analysis& a) {
   std::vector<std::string> rows;
   std::map<std::string, std::map<std::string, Verdict>> matrix;
   std::vector<std::string> ops;
@@ -259,6 +262,26 @@ std::string render_markdown(const Results& results, const RenderOptions& options
   }
   w.add("\n## Operator x dtype\n\n" + legend() + "\n");
   w.table(matrix_head("| operator | group |", "| --- | --- |", a.dtypes), rows, "matrix");
+}
+
+}  // namespace
+
+std::string render_markdown(const Results& results, const RenderOptions& options) {
+  const Analysis a = analyze(results);
+  MarkdownWriter w(
+      options.markdown_limit,
+      "results.json, and the whole matrix in results.html (`mps-audit render results.json --format html`)");
+  add_heading(w, results, a);
+  add_summary(w, results, a);
+  add_worst_offenders(w, a);
+  // Before the long tables: what the known failures rest on is short, and what a reader asks first of a prediction.
+  add_evidence(w, a.evidence);
+  add_fallbacks(w, a);
+  add_failures(w, a);
+  add_stale_entries(w, results);
+  add_skips(w, a);
+  // The matrix last: it is the largest, and every row of it is in results.html too.
+  add_matrix(w, results, a);
   return w.finish();
 }
 

@@ -279,33 +279,31 @@ Evidence evidence_of(const std::vector<ProbeResult>& records) {
   return e;
 }
 
-Analysis analyze(const Results& results) {
-  return analyze(results, shipped_core_ops());
-}
+namespace {
 
-Analysis analyze(const Results& results, const CoreOps& core) {
-  const std::vector<ProbeResult>& records = results.records;
-  Analysis a;
-  a.counts = count_verdicts(records);
-  a.dtypes = dtypes_of(records);
-  a.evidence = evidence_of(records);
-
-  // Records by operator, in first-seen order.
+// A run's records by operator, the operators in first-seen order.
+struct RecordsByOp {
   std::vector<std::string> ops;
   std::unordered_map<std::string, std::vector<const ProbeResult*>> by_op;
+};
+
+RecordsByOp records_by_op(const std::vector<ProbeResult>& records) {
+  RecordsByOp g;
   for (const auto& r : records) {
-    auto& list = by_op[r.op];
-    if (list.empty()) ops.push_back(r.op);
+    auto& list = g.by_op[r.op];
+    if (list.empty()) g.ops.push_back(r.op);
     list.push_back(&r);
   }
-  a.operators = ops.size();
+  return g;
+}
 
-  // Coverage per registry status.
+// Coverage per registry status, in the statuses' order, then any other status by name.
+std::vector<StatusCoverage> status_coverage(const RecordsByOp& g) {
   static const std::vector<std::string> kStatusOrder = {
       "native", "cpu_fallback", "composite_explicit", "composite_implicit", "none", ""};
   std::map<std::string, StatusCoverage> coverage;
-  for (const auto& op : ops) {
-    const auto& list = by_op[op];
+  for (const auto& op : g.ops) {
+    const auto& list = g.by_op.at(op);
     StatusCoverage& c = coverage[list.front()->registry_status];
     c.status = list.front()->registry_status;
     ++c.operators;
@@ -321,16 +319,20 @@ Analysis analyze(const Results& results, const CoreOps& core) {
     }
     if (probed) ++c.probed;
   }
+  std::vector<StatusCoverage> out;
   for (const auto& s : kStatusOrder) {
-    if (coverage.count(s)) a.coverage.push_back(coverage.at(s));
+    if (coverage.count(s)) out.push_back(coverage.at(s));
   }
   for (const auto& [status, c] : coverage) {
-    if (std::find(kStatusOrder.begin(), kStatusOrder.end(), status) == kStatusOrder.end()) a.coverage.push_back(c);
+    if (std::find(kStatusOrder.begin(), kStatusOrder.end(), status) == kStatusOrder.end()) out.push_back(c);
   }
+  return out;
+}
 
-  // Offenders and fallbacks.
-  for (const auto& op : ops) {
-    const auto& list = by_op[op];
+// The ten worst offenders, core operators first, and every operator that fell back; counts the fallback records.
+void add_offenders_and_fallbacks(const RecordsByOp& g, const CoreOps& core, Analysis& a) {
+  for (const auto& op : g.ops) {
+    const auto& list = g.by_op.at(op);
     const OpTier tier = op_tier(op, core);
     Offender o{op, tier, Verdict::kPass, {}, ""};
     int worst = 0;
@@ -371,37 +373,43 @@ Analysis analyze(const Results& results, const CoreOps& core) {
     if (x.fallback_dtypes != y.fallback_dtypes) return x.fallback_dtypes > y.fallback_dtypes;
     return x.op < y.op;
   });
+}
 
-  // Failures, grouped by operator and by message.
+// The failures of each failing verdict, grouped by operator and by message, the largest groups first.
+std::vector<FailureSection> failure_sections(const RecordsByOp& g) {
+  std::vector<FailureSection> out;
   for (Verdict v : kFailureVerdicts) {
     FailureSection s;
     s.verdict = v;
     std::map<std::string, size_t> message_index;
-    for (const auto& op : ops) {
-      FailureGroup g{op, {}, "", 0};
+    for (const auto& op : g.ops) {
+      FailureGroup group{op, {}, "", 0};
       std::set<std::string> messages;
-      for (const ProbeResult* r : by_op[op]) {
+      for (const ProbeResult* r : g.by_op.at(op)) {
         if (r->verdict != v) continue;
         ++s.records;
-        if (g.items.empty()) g.detail = r->message;
-        g.items.push_back(r->dtype);
+        if (group.items.empty()) group.detail = r->message;
+        group.items.push_back(r->dtype);
         messages.insert(r->message);
         auto [it, inserted] = message_index.emplace(r->message, s.by_message.size());
         if (inserted) s.by_message.push_back({r->message, {}, "", 1});
         s.by_message[it->second].items.push_back(r->op + " " + r->dtype);
       }
-      g.distinct_messages = messages.size();
-      if (!g.items.empty()) s.by_operator.push_back(std::move(g));
+      group.distinct_messages = messages.size();
+      if (!group.items.empty()) s.by_operator.push_back(std::move(group));
     }
     if (s.records == 0) continue;
     std::stable_sort(s.by_operator.begin(), s.by_operator.end(),
                      [](const FailureGroup& x, const FailureGroup& y) { return x.items.size() > y.items.size(); });
     std::stable_sort(s.by_message.begin(), s.by_message.end(),
                      [](const FailureGroup& x, const FailureGroup& y) { return x.items.size() > y.items.size(); });
-    a.failures.push_back(std::move(s));
+    out.push_back(std::move(s));
   }
+  return out;
+}
 
-  // Skips: by kind, and the most common messages.
+// Skips: by kind, and the 25 most common messages (their first 90 characters).
+void add_skips(const std::vector<ProbeResult>& records, Analysis& a) {
   std::map<std::string, size_t> messages;
   for (const auto& r : records) {
     if (r.verdict != Verdict::kSkip) continue;
@@ -412,6 +420,26 @@ Analysis analyze(const Results& results, const CoreOps& core) {
   std::stable_sort(a.skip_messages.begin(), a.skip_messages.end(),
                    [](const auto& x, const auto& y) { return x.second > y.second; });
   if (a.skip_messages.size() > 25) a.skip_messages.resize(25);
+}
+
+}  // namespace
+
+Analysis analyze(const Results& results) {
+  return analyze(results, shipped_core_ops());
+}
+
+Analysis analyze(const Results& results, const CoreOps& core) {
+  const std::vector<ProbeResult>& records = results.records;
+  Analysis a;
+  a.counts = count_verdicts(records);
+  a.dtypes = dtypes_of(records);
+  a.evidence = evidence_of(records);
+  const RecordsByOp g = records_by_op(records);
+  a.operators = g.ops.size();
+  a.coverage = status_coverage(g);
+  add_offenders_and_fallbacks(g, core, a);
+  a.failures = failure_sections(g);
+  add_skips(records, a);
   return a;
 }
 
