@@ -12,6 +12,7 @@
 
 #include "common/diagnostics.h"
 #include "common/output_file.h"
+#include "common/target.h"
 
 namespace mps_audit {
 namespace {
@@ -166,7 +167,7 @@ nlohmann::json to_json(const RunEnvironment& env) {
   nlohmann::json targets = nlohmann::json::array();
   for (const auto& t : env.targets) {
     nlohmann::json j = {{"name", t.name}};
-    if (t.name == "mps-emu") {
+    if (target_kind_named(t.name) == TargetKind::kMpsEmu) {
       j["releases"] = t.releases;
       j["release_dirs"] = t.release_dirs;
     }

@@ -147,6 +147,22 @@ class Layers(unittest.TestCase):
             "run/worker_main.h; files of one folder must not include each other",
         ])
 
+    def test_a_target_compared_with_a_target_name_outside_targets_is_a_finding(self):
+        root = self.tree({
+            "run/audit.cc": 'if (target == "mps-emu") x();\nif (o.target != "cuda") y();\n'
+                            'if ("meta" == t.name) z();\nif (request.target.emulated()) w();\n',
+            "emu/expected_verdicts.cc": 'if (requested == "auto") a();  // the flag --expectations, not a target\n'
+                                        '// target == "mps" in a comment\n',
+            "probe/recorded.cc": 'if (kwarg.toStringRef() == "cpu") b();  // a device argument\n',
+            "model/audit.cc": 'if (env.target_name() == "mps") c();\n',
+            "targets/targets.cc": 'if (request.target == "auto") d();\n',
+            "common/target.cc": 'if (n == name) e();\n',
+        })
+        self.assertEqual(check_layers.check(root), [
+            "run/audit.cc:{}: compares a target with a target's name; ask its Target (common/target.h)".format(n)
+            for n in (1, 2, 3)
+        ] + ["model/audit.cc:1: compares a target with a target's name; ask its Target (common/target.h)"])
+
     def test_this_tree_keeps_the_order(self):
         r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check_layers.py"), ROOT],
                            capture_output=True, text=True)

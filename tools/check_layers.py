@@ -14,7 +14,9 @@
    when the line right before its signature is `// layers: flag table`; that marker anywhere else, before a function
    that declares no flag, or before no function, is a finding;
 5. no two files of one folder include each other's headers: x.cc or x.h includes y.h while y.cc or y.h includes x.h;
-6. every "Note [Name] in path/file" in the sources, tests, benchmarks and docs points to a file that holds
+6. no target (or a target's name) compared with a target's name ("mps-emu") outside targets/: a target is a typed
+   value (common/target.h) that targets/ makes from --target, and everything else asks it;
+7. every "Note [Name] in path/file" in the sources, tests, benchmarks and docs points to a file that holds
    "// Note [Name]", so that a Note that moves takes its references along.
 
     tools/check_layers.py [ROOT]        exit 0 when all hold, else 1 with one line per finding
@@ -84,6 +86,7 @@ def check(root):
     findings += function_lengths(root)
     findings += include_pairs(root)
     findings += python_lengths(root)
+    findings += target_name_comparisons(root)
     findings += note_references(root)
     for name, places in sorted(defined.items()):
         files = {p.split(":")[0] for p in places}
@@ -270,6 +273,27 @@ def python_lengths(root):
                 if count > MAX_LINES:
                     findings.append("{}: {} lines, over {}".format(os.path.relpath(path, root), count, MAX_LINES))
     return sorted(findings)
+
+
+TARGET_NAMES = r'"(?:mps|mps-emu|cuda|cpu|meta|auto)"'
+TARGET_VALUE = r"[\w.>-]*(?:target|name|kind)\w*(?:\(\))?"
+TARGET_COMPARISON = re.compile(r"\b{v}\s*[!=]=\s*{n}|{n}\s*[!=]=\s*{v}".format(v=TARGET_VALUE, n=TARGET_NAMES))
+
+
+def target_name_comparisons(root):
+    """A target is a typed value (common/target.h) that targets/ makes from --target: elsewhere a target (or its name)
+    compared with a target's name is a finding."""
+    findings = []
+    for folder, rel in library_files(root):
+        if folder == "targets" or rel == "common/target.cc":
+            continue
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                code = re.sub(r"//.*$", "", line)
+                if TARGET_COMPARISON.search(code):
+                    findings.append("{}:{}: compares a target with a target's name; ask its Target (common/target.h)"
+                                    .format(rel, number))
+    return findings
 
 
 def note_references(root):
