@@ -18,9 +18,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "common/diagnostics.h"
 #include "common/torch_compat.h"
@@ -30,8 +27,8 @@
 #include "probe/recorded_samples.h"
 #include "probe/spec.h"
 #include "results/results_file.h"
+#include "run/child_process.h"
 #include "run/plan.h"
-#include "run/worker_process.h"
 #include "run/worker_protocol.h"
 #include "targets/host.h"
 #include "targets/targets.h"
@@ -122,11 +119,8 @@ bool known_usable(const c10::Device& device) {
 }
 
 int run_worker(const WorkerOptions& o, std::ostream& out) {
-#ifdef __linux__
   // Die with the parent, however it dies. Asked for after the exec, so check that the parent did not die before.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-  if (o.parent > 0 && ::getppid() != static_cast<pid_t>(o.parent)) return kExitOk;
+  if (!die_with_parent(static_cast<pid_t>(o.parent))) return kExitOk;
   if (o.lifeline >= 0) watch_lifeline(o.lifeline);  // from here on, the parent's end closing ends this process
   std::atomic<int64_t>* on_target = o.state >= 0 ? map_shared_word(o.state) : nullptr;
   if (o.state >= 0 && !on_target) throw UserError(fmt::format("cannot map --state {}", o.state));
