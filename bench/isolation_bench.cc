@@ -8,13 +8,12 @@
 #endif
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include <ATen/ops/add.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/torch_compat.h"
@@ -22,8 +21,7 @@
 #include "probe/recorded_samples.h"
 #include "probe/spec.h"
 #include "registry/live_registry.h"
-
-extern char** environ;
+#include "run/child_process.h"
 
 namespace mps_audit {
 namespace {
@@ -45,17 +43,11 @@ class WorkerProcess {
     std::vector<std::string> words = {MPS_AUDIT_BINARY, "__worker", "--target", "cpu",
                                       "--spec",         kSpec,      "--parent", std::to_string(::getpid()),
                                       "--samples",      "none"};
-    std::vector<char*> argv;
-    for (auto& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, to[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, from[1], 1);
-    posix_spawn_file_actions_addclose(&actions, to[1]);
-    posix_spawn_file_actions_addclose(&actions, from[0]);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) throw std::runtime_error("spawn");
-    posix_spawn_file_actions_destroy(&actions);
+    ChildSetup setup;
+    setup.descriptors = {{0, to[0], ""}, {1, from[1], ""}};
+    set_cloexec(to[1]);
+    set_cloexec(from[0]);
+    if (spawn_child(words[0], words, setup, pid_) != 0) throw std::runtime_error("spawn");
     ::close(to[0]);
     ::close(from[1]);
     in_ = to[1];
@@ -64,7 +56,10 @@ class WorkerProcess {
   }
   ~WorkerProcess() {
     ::close(in_);  // the worker exits when its input closes
-    ::waitpid(pid_, nullptr, 0);
+    try {
+      wait_for_child(pid_);
+    } catch (const std::system_error&) {
+    }
     ::close(out_);
   }
   // One probe, there and back: the line out, the result line back.

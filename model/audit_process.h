@@ -6,8 +6,10 @@
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "model/model_audit.h"
+#include "run/child_process.h"
 
 namespace mps_audit {
 
@@ -37,15 +39,31 @@ class ProgressWriter {
 // The whole audit, in the audit process, with `progress` kept told: the command's exit status. May throw UserError.
 using AuditBody = std::function<int(ProgressWriter& progress)>;
 
-// Writes the reports of an audit whose process crashed or hung on the target, in the parent: `audit` holds that
-// finding (the environment, the phase, the call, how the process ended) and nothing of the options. Returns the
-// command's exit status.
-using LostAuditReport = std::function<int(ModelAudit& audit)>;
+// Where the audit process was when it crashed or hung, as it last told its parent, and how it ended.
+struct LostAudit {
+  std::string stage;                // loading, cpu, target, reporting
+  std::string phase;                // setup, forward, loss, backward, optimizer
+  std::string call, dtype, inputs;  // the operator call it was in; "" outside any (or when cut short by its death)
+  std::string environment;          // the run's environment block (JSON), once the target stage began
+  ChildEnd end;                     // killed by a signal, or timed out
+};
+
+// Says what became of an audit whose process crashed or hung, in the parent: the reports of that finding, or a
+// UserError. Returns the command's exit status.
+using LostAuditReport = std::function<int(const LostAudit& lost)>;
+
+// How the audit process starts and is watched.
+struct AuditProcessOptions {
+  std::string self;                                            // this executable, for an executed audit process
+  std::vector<std::string> command_line;                       // argv, likewise
+  std::vector<std::pair<std::string, std::string>> variables;  // set in an executed audit process's environment
+  double timeout_s = 600;                                      // how long it may stay in one stage
+};
 
 // Runs `audit` in a child process (forked, or with MPS_AUDIT_WORKERS=exec and on macOS this executable run again
 // with `options.command_line`, which then runs `audit` itself) and watches it; the exit status is the child's, or
-// when it crashed or hung on the target, `report_lost`'s. Throws UserError when it crashed or hung elsewhere.
-int run_in_audit_process(const ModelOptions& options, std::ostream& out, std::ostream& err, const AuditBody& audit,
-                         const LostAuditReport& report_lost);
+// when it crashed or hung, `report_lost`'s.
+int run_in_audit_process(const AuditProcessOptions& options, std::ostream& out, std::ostream& err,
+                         const AuditBody& audit, const LostAuditReport& report_lost);
 
 }  // namespace mps_audit

@@ -26,6 +26,7 @@
 #include <fmt/ranges.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/import.h>
+#include <nlohmann/json.hpp>
 
 #include "common/diagnostics.h"
 #include "common/flags.h"
@@ -44,6 +45,7 @@
 #include "probe/compare.h"
 #include "probe/dispatch_trace.h"
 #include "registry/release_data.h"
+#include "run/stop_signals.h"
 #include "targets/host.h"
 #include "targets/targets.h"
 
@@ -605,19 +607,61 @@ int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, Prog
   return kExitOk;
 }
 
+// The end of an audit whose process died or hung (see Note [Model audit in a child process] in audit_process.cc): on
+// the target, the reports of that finding; elsewhere, one line.
+int report_lost_audit(const ModelOptions& o, const LostAudit& p, std::ostream& out) {
+  const std::string what = p.end.timed_out ? fmt::format("did not finish within {:g} s (--timeout)", o.timeout_s)
+                                           : fmt::format("crashed the process: {}", signal_name(p.end.signal));
+  const std::string call = p.call.empty() ? "" : fmt::format("{} ({})", p.call, p.phase);
+  if (p.stage == "loading") throw UserError(fmt::format("{}: loading the model {}", o.model, what));
+  if (p.stage == "cpu") {
+    throw UserError(fmt::format("{}: on the CPU, {} {}", o.model, call.empty() ? "the model" : call, what));
+  }
+  if (p.stage != "target") {
+    throw UserError(fmt::format("{}: the audit {} after the target pass, comparing the results and writing the reports",
+                                o.model, what));
+  }
+  ModelAudit audit;
+  if (!p.environment.empty()) audit.environment = run_environment_from_json(nlohmann::json::parse(p.environment));
+  audit.failed_phase = p.phase;
+  audit.target_ended = p.end.timed_out ? "timeout" : "crash";
+  audit.target_error = fmt::format(
+      "{} {}", call.empty() ? fmt::format("the {} phase, outside any operator call,", p.phase) : call, what);
+  if (!p.call.empty()) {
+    ModelOpCall c;
+    c.op = p.call;
+    c.phase = p.phase;
+    c.dtype = p.dtype.empty() ? "none" : p.dtype;
+    c.calls = 1;
+    c.status = p.end.timed_out ? "timeout" : "crashed";
+    if (!p.inputs.empty()) c.input_signatures.push_back(p.inputs);
+    c.message = what;
+    audit.ops.push_back(std::move(c));
+  }
+  describe_run(audit, o);
+  const auto kind = target_kind_named(audit.environment.target).value_or(TargetKind::kCpu);
+  attach_expectations(audit, model_evidence(make_target_of_kind(kind, o.target), audit.environment));
+  write_reports(audit, o, out);
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_model_audit(const ModelOptions& requested, std::ostream& out, std::ostream& err) {
   const ModelOptions o = checked_options(requested);
+  AuditProcessOptions process;
+  process.self = o.self;
+  process.command_line = o.command_line;
+  process.timeout_s = o.timeout_s;
+  // Real MPS reads PYTORCH_ENABLE_MPS_FALLBACK when libtorch loads, before main(): an executed audit process gets it
+  // set as --fallback says (Note [Model audit in a child process] in audit_process.cc).
+  const std::optional<TargetKind> named = target_kind_named(o.target.target);  // none: auto, maybe a Mac's MPS
+  if (!named || *named == TargetKind::kMps) {
+    process.variables = {{"PYTORCH_ENABLE_MPS_FALLBACK", o.fallback == "on" ? "1" : "0"}};
+  }
   return run_in_audit_process(
-      o, out, err, [&](ProgressWriter& progress) { return audit_here(o, out, err, progress); },
-      [&](ModelAudit& audit) {
-        describe_run(audit, o);
-        const auto kind = target_kind_named(audit.environment.target).value_or(TargetKind::kCpu);
-        attach_expectations(audit, model_evidence(make_target_of_kind(kind, o.target), audit.environment));
-        write_reports(audit, o, out);
-        return kExitOk;
-      });
+      process, out, err, [&](ProgressWriter& progress) { return audit_here(o, out, err, progress); },
+      [&](const LostAudit& lost) { return report_lost_audit(o, lost, out); });
 }
 
 }  // namespace mps_audit

@@ -18,9 +18,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "common/diagnostics.h"
 #include "common/torch_compat.h"
@@ -30,8 +27,8 @@
 #include "probe/recorded_samples.h"
 #include "probe/spec.h"
 #include "results/results_file.h"
+#include "run/child_process.h"
 #include "run/plan.h"
-#include "run/worker_process.h"
 #include "run/worker_protocol.h"
 #include "targets/host.h"
 #include "targets/targets.h"
@@ -123,13 +120,10 @@ bool known_usable(const c10::Device& device) {
 
 namespace {
 
-// Dies with the parent, however it dies; false when the parent is gone already. PR_SET_PDEATHSIG is asked for after
-// the exec, so the parent may have died before.
+// Dies with the parent, however it dies; false when the parent is gone already. Asked for after the exec, so the
+// parent may have died before.
 bool tie_to_parent(const WorkerOptions& o) {
-#ifdef __linux__
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-  if (o.parent > 0 && ::getppid() != static_cast<pid_t>(o.parent)) return false;
+  if (!die_with_parent(static_cast<pid_t>(o.parent))) return false;
   if (o.lifeline >= 0) watch_lifeline(o.lifeline);  // from here on, the parent's end closing ends this process
   return true;
 }

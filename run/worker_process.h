@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "run/child_process.h"
+
 namespace mps_audit {
 
 struct Spec;
@@ -38,25 +40,17 @@ std::vector<std::pair<std::string, std::string>> worker_variables(const std::str
 // A descriptor moved above the ones a worker gets by number (0 to 4), so that dup2 onto those never meets itself
 // (which would leave close-on-exec set); close-on-exec. Returns the new descriptor (the old one is closed).
 int above_worker_fds(int fd);
-void set_cloexec(int fd);
 
-// One 64-bit word of memory shared with a worker process: a file, unlinked at once, mapped by the parent here and by
-// the worker, which inherits the descriptor (Note [Worker protocol] in run/worker_protocol.cc).
+// One 64-bit word of memory shared with a worker process (a SharedBlock), which the worker maps by the descriptor it
+// inherits (Note [Worker protocol] in run/worker_protocol.cc).
 class SharedWord {
  public:
   SharedWord();
-  ~SharedWord();
-  SharedWord(const SharedWord&) = delete;
-  SharedWord& operator=(const SharedWord&) = delete;
-  int fd() const { return fd_; }
-  std::atomic<int64_t>& word() { return *word_; }
+  int fd() const { return block_.fd(); }
+  std::atomic<int64_t>& word() { return *static_cast<std::atomic<int64_t>*>(block_.data()); }
 
  private:
-  int fd_ = -1;
-  std::atomic<int64_t>* word_ = nullptr;
+  SharedBlock block_;
 };
-
-// Ends this process (a worker) as soon as `fd`, the read end of its lifeline, closes: the parent is gone.
-void watch_lifeline(int fd);
 
 }  // namespace mps_audit
