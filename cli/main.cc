@@ -32,6 +32,7 @@
 #include "common/data_home.h"
 #include "common/diagnostics.h"
 #include "common/torch_info.h"
+#include "targets/targets.h"
 
 namespace {
 
@@ -231,14 +232,15 @@ int main(int argc, char** argv) {
   record->add_option("command", record_opts.command, "-- python3 train.py ARGS...: the program to run");
 
   WorkerOptions worker_opts;
-  CLI::App* worker = app.add_subcommand("__worker", "");  // started by `run` (probe/runner.cc)
+  std::string worker_target_name, worker_release;
+  CLI::App* worker = app.add_subcommand("__worker", "");  // started by `run` (run/worker_process.cc)
   worker->group("");
-  worker->add_option("--target", worker_opts.target)->required();
+  worker->add_option("--target", worker_target_name)->required();
   worker->add_option("--spec", worker_opts.spec)->required();
   worker->add_option("--parent", worker_opts.parent);
   worker->add_option("--lifeline", worker_opts.lifeline);
   worker->add_option("--state", worker_opts.state);
-  worker->add_option("--emu-release", worker_opts.emu_release);
+  worker->add_option("--emu-release", worker_release);
   worker->add_option("--emu-macos", worker_opts.emu_macos);
   worker->add_option("--samples", worker_opts.samples);
 
@@ -259,7 +261,10 @@ int main(int argc, char** argv) {
         return model_command(m, std::cout, std::cerr);
       }
       if (record->parsed()) return run_record(record_opts, std::cout, std::cerr);
-      if (worker->parsed()) return run_worker(worker_opts, std::cout);
+      if (worker->parsed()) {
+        worker_opts.target = worker_target(worker_target_name, worker_release);
+        return run_worker(worker_opts, std::cout);
+      }
       if (merge->parsed()) return run_merge(merge_opts, std::cout);
       if (timeline->parsed()) return emu::run_timeline(timeline_opts, std::cout);
       if (coverage->parsed()) return run_coverage(coverage_opts, std::cout);

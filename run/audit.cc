@@ -39,15 +39,14 @@ std::string start_workers_log(const RunRequest& request, const RunPlan& plan, bo
 
 WorkerLaunch worker_launch(const RunRequest& request, const RunPlan& plan, const std::string& log_path) {
   WorkerLaunch launch;
+  launch.worker.target = request.target;
+  launch.worker.emu_macos = plan.macos_major();
+  launch.worker.spec = request.spec;
+  launch.worker.samples = plan.recordings ? plan.recordings->summary().path : "none";
+  launch.worker.run_spec = &plan.spec;
   launch.self = request.self;
-  launch.target = std::string(request.target.name());
-  launch.spec = request.spec;
-  launch.emu_release = request.target.emu.release_dir;
-  launch.emu_macos = plan.macos_major();
-  launch.samples = plan.recordings ? plan.recordings->summary().path : "none";
   launch.fallback = request.fallback;
   launch.log_path = log_path;
-  launch.run_spec = &plan.spec;
   return launch;
 }
 

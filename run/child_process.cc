@@ -203,6 +203,21 @@ std::string ChildEnd::describe() const {
   return fmt::format("exited with status {}", exit_code);
 }
 
+std::optional<ChildEnd> reap_if_ended(pid_t pid) {
+  int status = 0;
+  const pid_t r = ::waitpid(pid, &status, WNOHANG);
+  if (r == pid) return ChildEnd::from_wait_status(status);
+  if (r < 0 && errno != EINTR) return ChildEnd{};
+  return std::nullopt;
+}
+
+void kill_and_reap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
 ChildEnd wait_for_child(pid_t pid, double timeout_s, const std::function<bool()>& progressed) {
   int status = 0;
   if (timeout_s <= 0) {

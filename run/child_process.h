@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +73,13 @@ struct ChildEnd {
 // since it started or since `progressed` last returned true (polled every 10 ms: the child shows progress, say a new
 // stage in its shared block), and says it timed out. Throws std::system_error when the child cannot be waited for.
 ChildEnd wait_for_child(pid_t pid, double timeout_s = 0, const std::function<bool()>& progressed = {});
+
+// Reaps the child `pid` if it has ended, without waiting: how it ended, or nullopt while it runs. A child that cannot
+// be waited for (reaped already, not this process's) counts as ended, with a zero status.
+std::optional<ChildEnd> reap_if_ended(pid_t pid);
+
+// Kills the child `pid` (SIGKILL) and reaps it.
+void kill_and_reap(pid_t pid);
 
 // Memory shared with a child: `size` bytes, zeroed, of a file made in $TMPDIR (or /tmp) and unlinked at once. A
 // forked child shares the mapping; a spawned one gets the descriptor (close-on-exec, above the numbers children get)

@@ -2,7 +2,9 @@
 #include "run/plan.h"
 
 #include <algorithm>
+#include <future>
 #include <regex>
+#include <tuple>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <fmt/format.h>
@@ -73,31 +75,47 @@ nlohmann::json plan_identity(const RunRequest& request, const RunPlan& plan, con
 
 }  // namespace
 
+// Note [Reading in parallel]
+// Before its first probe a run reads what it knows beforehand: the recorded samples, the target's registry (an
+// emulated release's YAML) and what the linked libtorch cannot show of it, the CPU's registry, PyTorch's expectations
+// and the ledger, and the spec. They do not depend on each other, so the samples and the target's registry are read on
+// threads of their own while this thread reads the rest; both are joined (std::future::get) before the plan is made,
+// and an error in either reaches the caller as it would from here, after any error of the spec. No thread of the run
+// is left when it forks its workers (Note [Forked workers] in run/worker_process.cc).
 RunPlan make_run_plan(const RunRequest& request, std::ostream& err) {
   const Target& target = request.target;
   RunPlan plan;
+  // The recorded samples, read here too: a file that cannot be read stops the run before it starts, and its hash and
+  // what it dropped go in the plan's identity and the environment.
+  // They are the process's (process_recordings()): a worker forked from the run has them loaded already.
+  std::future<const Recordings*> recordings = std::async(std::launch::async, [&request] {
+    set_recordings_choice(request.samples);
+    return process_recordings();
+  });
+  // What the registry says of each op for the target's key: the emulated release's YAML, or the live dispatcher; and
+  // what the run records without probing, what the linked libtorch cannot show of an emulated release.
+  std::future<std::pair<Registry, std::map<std::string, std::string>>> statuses =
+      std::async(std::launch::async, [&target] {
+        Registry r = load_registry(target.emulated() ? target.emu.release_dir : std::string(kLiveSource), "",
+                                   std::string(target.backend()));
+        std::map<std::string, std::string> gaps;
+        if (target.emulated()) gaps = linked_gaps(r);
+        return std::make_pair(std::move(r), std::move(gaps));
+      });
   const std::vector<std::string> known = aten_ops();
   const std::string spec_text = read_file(request.spec);
   check_spec_not_empty(spec_text, request.spec);
   plan.spec = parse_spec(spec_text, request.spec, known);
   plan.spec_hash = content_hash(spec_text);
-  // The recorded samples, read here too: a file that cannot be read stops the run before it starts, and its hash and
-  // what it dropped go in the plan's identity and the environment.
-  // They are the process's (process_recordings()): a worker forked from the run has them loaded already.
-  set_recordings_choice(request.samples);
-  plan.recordings = process_recordings();
-
-  // What the registry says of each op for the target's key: the emulated release's YAML, or the live dispatcher.
-  plan.statuses = load_registry(target.emulated() ? target.emu.release_dir : std::string(kLiveSource), "",
-                                std::string(target.backend()));
   plan.release_version = target.emu.release_version;
   // PyTorch's own expectations of real MPS: the emulated release's, or on a Mac the linked release's.
   plan.expecting = emu::run_expectations(request.expectations, target, target.real_mps() ? macos_version() : "",
                                          target.real_mps() ? mac_chip() : "");
-  err << plan.expecting.none_line(target);
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
-  // What the run records without probing: what the linked libtorch cannot show, and what the caller says.
-  if (target.emulated()) plan.not_probed = linked_gaps(plan.statuses);
+  plan.recordings = recordings.get();
+  std::tie(plan.statuses, plan.not_probed) = statuses.get();
+  err << plan.expecting.none_line(target);
+  // And what the caller says is not probed.
   plan.not_probed.insert(request.not_probed.begin(), request.not_probed.end());
 
   PlanRequest what{&known,

@@ -20,10 +20,10 @@
 #include "common/diagnostics.h"
 #include "common/output_file.h"
 #include "common/text.h"
+#include "run/child_process.h"
 #include "run/scheduler.h"
 #include "run/stop_signals.h"
 #include "run/worker_protocol.h"
-#include "targets/targets.h"
 
 namespace mps_audit {
 namespace {
@@ -72,7 +72,7 @@ class PoolImpl {
     for (auto& group : groups) scheduler_->push_pending(std::move(group), /*front=*/false);
     // A fixed number of slots, so that references to them stay valid; the spares' slots start empty.
     workers_.assign(scheduler_->slots(), Worker{});
-    const size_t first = workers_started_first(device_for(launch_.target), jobs);
+    const size_t first = workers_started_first(launch_.worker.target.device(), jobs);
     for (size_t k = 0; k < first; ++k) start(k);
     auto record = [&](size_t i, ProbeResult r) {
       r.op = plan_[i].op;
@@ -246,18 +246,17 @@ class PoolImpl {
     close_fd(w.out_fd);
     scheduler_->input_closed(slot);
     w.ending = true;
-    int status = 0;
-    if (try_reap(w.pid, status)) settle(slot, status, record);
+    if (const std::optional<ChildEnd> end = reap_if_ended(w.pid)) settle(slot, *end, record);
   }
 
   // What the exit of a worker means for its probes, once its wait status is known.
   template <typename R>
-  void settle(size_t slot, int status, R& record) {
+  void settle(size_t slot, const ChildEnd& end, R& record) {
     Worker& w = workers_[slot];
     const bool retired = scheduler_->retiring(slot), finishing = scheduler_->finishing(slot);
     w.pid = -1;
     release(slot);
-    if (scheduler_->current(slot) < 0 && !w.said_anything && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    if (scheduler_->current(slot) < 0 && !w.said_anything && !(end.exited() && end.exit_code == 0)) {
       throw UserError(fmt::format("a worker could not start: {}", last_log_line()));
     }
     // It retired after its last result: what it was sent after that goes back to the queue.
@@ -271,7 +270,7 @@ class PoolImpl {
       scheduler_->give_back(slot);
       return;
     }
-    lost(slot, blame(slot), finishing, ProbeLoss::ended(status), record);
+    lost(slot, blame(slot), finishing, ProbeLoss::ended(end), record);
   }
 
   // The worker lost the probe it was in, at `at` (blame()): that probe gets the record lost_probe_record() gives it,
@@ -333,12 +332,6 @@ class PoolImpl {
   // the exit status, which says how it died; meanwhile the pool reads and hands out work as before. Workers still
   // going when the run ends are killed and reaped when the pool goes, after the reports (Note [Workers at the end]).
 
-  // Whether the process is gone, reaped now with its wait status in `status`; without waiting.
-  static bool try_reap(pid_t pid, int& status) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    return r == pid || (r < 0 && errno != EINTR);
-  }
-
   static void close_fd(int& fd) {
     if (fd >= 0) ::close(fd);
     fd = -1;
@@ -373,15 +366,12 @@ class PoolImpl {
   template <typename R>
   void reap_exited(R& record) {
     for (size_t slot = 0; slot < workers_.size(); ++slot) {
-      int status = 0;
-      if (workers_[slot].ending && try_reap(workers_[slot].pid, status)) settle(slot, status, record);
+      if (!workers_[slot].ending) continue;
+      if (const std::optional<ChildEnd> end = reap_if_ended(workers_[slot].pid)) settle(slot, *end, record);
     }
-    exiting_.erase(std::remove_if(exiting_.begin(), exiting_.end(),
-                                  [](pid_t pid) {
-                                    int status = 0;
-                                    return try_reap(pid, status);
-                                  }),
-                   exiting_.end());
+    exiting_.erase(
+        std::remove_if(exiting_.begin(), exiting_.end(), [](pid_t pid) { return reap_if_ended(pid).has_value(); }),
+        exiting_.end());
   }
 
   // Stops every worker now: its input closes and it is killed (a probe in progress has no record; at the end of a
@@ -390,12 +380,7 @@ class PoolImpl {
     for (size_t slot = 0; slot < workers_.size(); ++slot) {
       if (workers_[slot].alive()) kill_and_let_go(slot);
     }
-    for (pid_t pid : exiting_) {
-      ::kill(pid, SIGKILL);
-      int status = 0;
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
+    for (pid_t pid : exiting_) kill_and_reap(pid);
     exiting_.clear();
   }
 

@@ -36,14 +36,15 @@ using Variables = std::vector<std::pair<std::string, std::string>>;
 // unless the run's own environment says how many.
 TEST(WorkerEnvironment, TheFallbackAsToldAndOnCudaOneHardwareQueueUnlessTheRunSetsIt) {
   const char* plain[] = {"HOME=/root", "PYTORCH_ENABLE_MPS_FALLBACK=1", nullptr};
-  EXPECT_EQ(worker_variables("mps-emu", "off", plain), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "0"}}));
-  EXPECT_EQ(worker_variables("mps", "on", plain), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}}));
-  EXPECT_EQ(worker_variables("cuda", "on", plain),
+  const Target emulated{TargetKind::kMpsEmu, {}}, mps{TargetKind::kMps, {}}, cuda{TargetKind::kCuda, {}};
+  EXPECT_EQ(worker_variables(emulated, "off", plain), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "0"}}));
+  EXPECT_EQ(worker_variables(mps, "on", plain), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}}));
+  EXPECT_EQ(worker_variables(cuda, "on", plain),
             (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
   const char* told[] = {"CUDA_DEVICE_MAX_CONNECTIONS=4", nullptr};
-  EXPECT_EQ(worker_variables("cuda", "on", told), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}}));
+  EXPECT_EQ(worker_variables(cuda, "on", told), (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "1"}}));
   const char* alike[] = {"CUDA_DEVICE_MAX_CONNECTIONS_X=4", nullptr};  // another variable
-  EXPECT_EQ(worker_variables("cuda", "off", alike),
+  EXPECT_EQ(worker_variables(cuda, "off", alike),
             (Variables{{"PYTORCH_ENABLE_MPS_FALLBACK", "0"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
 }
 

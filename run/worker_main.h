@@ -8,17 +8,20 @@
 
 #include <c10/core/Device.h>
 
+#include "common/target.h"
+
 namespace mps_audit {
 
 struct Spec;
 
 struct WorkerOptions {
-  std::string target, spec, emu_release;
+  Target target;                 // the run's, whole (an emulated one with its release)
+  int emu_macos = 14;            // an emulated target's macOS major version, as the run resolved it
+  std::string spec;              // the run's spec file
   std::string samples = "none";  // the recorded samples file the run chose, or "none"
-  int emu_macos = 14;
-  long parent = 0;    // the pid of the run that started it: the worker exits when that process is gone
-  int lifeline = -1;  // a descriptor that reaches end of file when the parent is gone; -1: none
-  int state = -1;     // a file whose first 8 bytes it shares with the parent: the probe on the target; -1: none
+  long parent = 0;               // the pid of the run that started it: the worker exits when that process is gone
+  int lifeline = -1;             // a descriptor that reaches end of file when the parent is gone; -1: none
+  int state = -1;  // a file whose first 8 bytes it shares with the parent: the probe on the target; -1: none
   const Spec* run_spec = nullptr;  // a forked worker's: the run's, parsed already; else the worker reads `spec`
 };
 

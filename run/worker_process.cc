@@ -47,19 +47,13 @@ ChildSetup worker_setup(const WorkerLaunch& how, int in, int out, int lifeline, 
       {0, in, ""}, {1, out, ""}, {2, -1, how.log_path}, {kLifelineFd, lifeline, ""}, {kStateFd, state, ""}};
   setup.own_group = true;
   setup.close_others = true;  // a forked worker: the other workers' pipes, the journal, the folder lock
-  setup.variables = worker_variables(how.target, how.fallback, environ);
+  setup.variables = worker_variables(how.worker.target, how.fallback, environ);
   return setup;
 }
 
 // Forks a worker; returns 0 or an errno.
 int fork_worker(const WorkerLaunch& how, int in, int out, int lifeline, int state, pid_t& worker) {
-  WorkerOptions o;
-  o.target = how.target;
-  o.spec = how.spec;
-  o.emu_release = how.emu_release;
-  o.emu_macos = how.emu_macos;
-  o.samples = how.samples;
-  o.run_spec = how.run_spec;
+  WorkerOptions o = how.worker;
   o.parent = ::getpid();
   o.lifeline = kLifelineFd;
   o.state = kStateFd;
@@ -80,17 +74,18 @@ int fork_worker(const WorkerLaunch& how, int in, int out, int lifeline, int stat
 
 // Spawns `mps-audit __worker`; returns 0 or an errno.
 int spawn_worker(const WorkerLaunch& how, int in, int out, int lifeline, int state, pid_t& worker) {
+  const WorkerOptions& o = how.worker;
   std::vector<std::string> words = {how.self,      "__worker",
-                                    "--target",    how.target,
-                                    "--spec",      how.spec,
+                                    "--target",    std::string(o.target.name()),
+                                    "--spec",      o.spec,
                                     "--parent",    std::to_string(::getpid()),
-                                    "--emu-macos", std::to_string(how.emu_macos)};
-  if (!how.emu_release.empty()) {
+                                    "--emu-macos", std::to_string(o.emu_macos)};
+  if (!o.target.emu.release_dir.empty()) {
     words.push_back("--emu-release");
-    words.push_back(how.emu_release);
+    words.push_back(o.target.emu.release_dir);
   }
   words.push_back("--samples");
-  words.push_back(how.samples);
+  words.push_back(o.samples);
   words.push_back("--lifeline");
   words.push_back(std::to_string(kLifelineFd));
   words.push_back("--state");
@@ -119,12 +114,11 @@ int start_worker_process(const WorkerLaunch& how, int in, int out, int lifeline,
 // hardware work queues (8 by default), and the driver sets contexts up one after another, each the slower for its
 // queues. A worker runs its probes one after another on one stream, so more queues gain it nothing, and every record
 // is the same with one. (Measured: docs/benchmarks.md, "2026-11-24 (evening)".)
-std::vector<std::pair<std::string, std::string>> worker_variables(const std::string& target,
-                                                                  const std::string& fallback,
+std::vector<std::pair<std::string, std::string>> worker_variables(const Target& target, const std::string& fallback,
                                                                   const char* const* environment) {
   std::vector<std::pair<std::string, std::string>> set = {
       {"PYTORCH_ENABLE_MPS_FALLBACK", fallback == "on" ? "1" : "0"}};
-  if (target == "cuda") {
+  if (target.kind == TargetKind::kCuda) {
     const std::string name = "CUDA_DEVICE_MAX_CONNECTIONS";
     bool given = false;
     for (const char* const* e = environment; e && *e; ++e) given = given || sets_variable(*e, name);

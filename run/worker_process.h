@@ -12,19 +12,17 @@
 
 #include "run/child_process.h"
 
+#include "run/worker_main.h"
+
 namespace mps_audit {
 
-struct Spec;
-
-// What a worker is started with.
+// What a worker is started with: what it runs with (a forked worker takes it whole, with the run's spec parsed; a
+// spawned one gets it on its command line), and how its process is set up.
 struct WorkerLaunch {
-  std::string self;  // this executable, for a spawned worker
-  std::string target, spec, emu_release;
-  int emu_macos = 14;
-  std::string samples = "none";    // the recorded samples file, or "none"
-  std::string fallback = "on";     // --fallback: PYTORCH_ENABLE_MPS_FALLBACK for the worker
-  std::string log_path;            // its standard error is appended there
-  const Spec* run_spec = nullptr;  // the run's spec, parsed: a forked worker takes it as it is
+  WorkerOptions worker;         // its target, spec and samples; the descriptors are set as it starts
+  std::string self;             // this executable, for a spawned worker
+  std::string fallback = "on";  // --fallback: PYTORCH_ENABLE_MPS_FALLBACK for the worker
+  std::string log_path;         // its standard error is appended there
 };
 
 // Starts a worker whose descriptors 0, 1, kLifelineFd and kStateFd are `in`, `out`, `lifeline` and `state`, in its
@@ -33,8 +31,7 @@ int start_worker_process(const WorkerLaunch& how, int in, int out, int lifeline,
 
 // The variables a run sets in its workers' environment, name and value, given the target, --fallback and the run's
 // own environment (a null-terminated array, as `environ`). See Note [Worker environment] in run/worker_process.cc.
-std::vector<std::pair<std::string, std::string>> worker_variables(const std::string& target,
-                                                                  const std::string& fallback,
+std::vector<std::pair<std::string, std::string>> worker_variables(const Target& target, const std::string& fallback,
                                                                   const char* const* environment);
 
 // A descriptor moved above the ones a worker gets by number (0 to 4), so that dup2 onto those never meets itself

@@ -171,10 +171,9 @@ std::optional<ProbeResult> lost_probe_record(const ProbeLoss& loss, ProbeStage s
     r.seconds = loss.timeout_s;
     return r;
   }
-  const int status = loss.status;
-  const std::string how = WIFSIGNALED(status)
-                              ? fmt::format("died of signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
-                              : fmt::format("exited with status {}", WEXITSTATUS(status));
+  const ChildEnd& end = loss.end;
+  const std::string how = end.signal ? fmt::format("died of signal {} ({})", end.signal, strsignal(end.signal))
+                                     : fmt::format("exited with status {}", end.exit_code);
   r.verdict = on_target ? Verdict::kCrash : Verdict::kSkip;
   r.message = on_target ? "the worker " + how : "no reference: the CPU run killed the worker (it " + how + ")";
   return r;

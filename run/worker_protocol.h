@@ -12,6 +12,7 @@
 #include "probe/probe_op.h"  // ProbeStage
 #include "results/result.h"
 #include "results/results_file.h"  // RunEnvironment
+#include "run/child_process.h"
 
 namespace mps_audit {
 
@@ -69,13 +70,14 @@ using Reply = std::variant<EnvReply, ResultReply, AgainReply, RetireReply, Finis
 // The reply on `line`, without its newline; never throws.
 Reply parse_reply(const std::string& line);
 
-// How a worker lost the probe it was in: it ended (its wait status), or it outlived the time limit and was killed.
+// How a worker lost the probe it was in: it ended (how, as run/child_process.h says), or it outlived the time limit
+// and was killed.
 struct ProbeLoss {
   bool timed_out = false;
-  int status = 0;        // it ended: its wait status
+  ChildEnd end;          // it ended: how
   double timeout_s = 0;  // it timed out: the limit
-  static ProbeLoss ended(int wait_status) { return {false, wait_status, 0}; }
-  static ProbeLoss timeout(double seconds) { return {true, 0, seconds}; }
+  static ProbeLoss ended(const ChildEnd& end) { return {false, end, 0}; }
+  static ProbeLoss timeout(double seconds) { return {true, {}, seconds}; }
 };
 // The record of the probe a worker lost in `stage` (the stage it marked last), or none when the probe runs again
 // instead: the worker was `finishing` (Note [Probes after a caught fault] in run/pool.cc), or waited for its turn's

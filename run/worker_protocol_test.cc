@@ -136,11 +136,11 @@ TEST(WorkerProtocol, BadJson) {
 }
 
 // The wait status of a process that exited with `code`, or was killed by `signal`.
-int exited(int code) {
-  return W_EXITCODE(code, 0);
+ChildEnd exited(int code) {
+  return ChildEnd::from_wait_status(W_EXITCODE(code, 0));
 }
-int killed_by(int signal) {
-  return W_EXITCODE(0, signal);
+ChildEnd killed_by(int signal) {
+  return ChildEnd::from_wait_status(W_EXITCODE(0, signal));
 }
 
 TEST(LostProbe, CrashInTheReferenceIsNoReference) {

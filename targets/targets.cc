@@ -94,8 +94,12 @@ Target make_model_target(const TargetRequest& request, const RunEnvironment& hos
   return target;
 }
 
-c10::Device device_for(const std::string& target) {
-  return Target{target_kind_named(target).value_or(TargetKind::kCpu), {}}.device();
+Target worker_target(const std::string& name, const std::string& release_dir) {
+  const std::optional<TargetKind> kind = target_kind_named(name);
+  if (!kind) throw UserError(fmt::format("__worker --target: no target '{}'", name));
+  Target t{*kind, {}};
+  if (t.emulated()) t.emu.release_dir = release_dir;
+  return t;
 }
 
 int macos_major_version() {

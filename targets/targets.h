@@ -36,8 +36,8 @@ Target make_target_of_kind(TargetKind kind, const TargetRequest& request);
 // works here.
 Target make_model_target(const TargetRequest& request, const RunEnvironment& host);
 
-// The device of a target named so (a worker's --target). TODO(worker side): to go once workers take a Target.
-c10::Device device_for(const std::string& target);
+// The run's target, as a spawned worker's command line names it (`__worker --target NAME --emu-release DIR`).
+Target worker_target(const std::string& name, const std::string& release_dir);
 
 // The running macOS's major version (a real MPS target's); 0 elsewhere.
 int macos_major_version();
