@@ -1,9 +1,13 @@
-// Golden-file tests of the model audit's and a program replay's reports (tests/data/golden/model/;
-// MPS_AUDIT_UPDATE_GOLDEN=1 rewrites them): every format, from audits that hold each kind of call.
+// Golden-file tests of the model audit's and a program replay's reports (report/model_reports.h;
+// tests/data/golden/model/, MPS_AUDIT_UPDATE_GOLDEN=1 rewrites them): every format, from audits that hold each kind of
+// call, with the records model.json holds (model/model_records.h) and the replay's grouping (analyse_calls).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "model/calls_replay.h"
-#include "model/model_audit.h"
+#include "model/model_records.h"
+#include "report/model_reports.h"
 #include "test_support.h"
 
 namespace mps_audit {
@@ -53,8 +57,7 @@ KnownBugNote known_bug(const std::string& fixed_in, bool decided) {
   return b;
 }
 
-ModelOpCall op_call(const std::string& op, const std::string& phase, const std::string& status, int64_t calls,
-                    double seconds) {
+ModelOpCall op_call(const std::string& op, const std::string& phase, CallStatus status, int64_t calls, double seconds) {
   ModelOpCall c;
   c.op = op;
   c.phase = phase;
@@ -88,28 +91,28 @@ ModelAudit training_audit() {
   a.updated = {{"fc.weight", matching(0)}, {"fc.bias", matching(1e-8)}};
   a.cpu_seconds = 0.5;
   a.target_seconds = 1.25;
-  ModelOpCall fallback = op_call("aten::cumsum", "forward", "fallback", 2, 0.25);
+  ModelOpCall fallback = op_call("aten::cumsum", "forward", CallStatus::kFallback, 2, 0.25);
   fallback.fallback_ops = {"aten::cumsum.out", "aten::_cumsum"};
   fallback.bytes_to_cpu = 2048;
   fallback.bytes_from_cpu = 3 << 20;
   fallback.known_bugs = {known_bug("2.5.0", false)};
-  ModelOpCall failed = op_call("aten::erfinv", "backward", "failed", 1, 0.001);
+  ModelOpCall failed = op_call("aten::erfinv", "backward", CallStatus::kFailed, 1, 0.001);
   failed.message = "not | implemented";
   failed.unsupported = true;
-  ModelOpCall crashed = op_call("aten::relu", "loss", "crashed", 1, 0.002);
+  ModelOpCall crashed = op_call("aten::relu", "loss", CallStatus::kCrash, 1, 0.002);
   crashed.message = "crashed the process: SIGABRT";
-  ModelOpCall timeout = op_call("aten::tan", "optimizer", "timeout", 1, 0);
+  ModelOpCall timeout = op_call("aten::tan", "optimizer", CallStatus::kTimeout, 1, 0);
   timeout.message = "did not finish within 5 s (--timeout)";
-  ModelOpCall mismatch = op_call("aten::sin", "forward", "native", 3, 0.125);
+  ModelOpCall mismatch = op_call("aten::sin", "forward", CallStatus::kNative, 3, 0.125);
   mismatch.mismatch = true;
   mismatch.mismatch_message = "values | differ";
   mismatch.max_abs_error = 0.5;
   mismatch.max_rel_error = std::numeric_limits<double>::infinity();
-  ModelOpCall expected = op_call("aten::linear", "forward", "native", 4, 0.0625);
+  ModelOpCall expected = op_call("aten::linear", "forward", CallStatus::kNative, 4, 0.0625);
   expected.expectation = expectation("wrong", "gradient");
   expected.known_bugs = {known_bug("unknown", false)};
   expected.bytes_to_cpu = 100;
-  ModelOpCall plain = op_call("aten::add", "backward", "native", 5, 0.03125);
+  ModelOpCall plain = op_call("aten::add", "backward", CallStatus::kNative, 5, 0.03125);
   plain.dtype = "int64";
   a.ops = {fallback, failed, crashed, timeout, mismatch, expected, plain};
   return a;
@@ -127,7 +130,7 @@ ModelAudit crashed_audit() {
   a.failed_phase = "forward";
   a.target_ended = "crash";
   a.target_unsupported = false;
-  ModelOpCall c = op_call("aten::relu", "forward", "crashed", 1, 0);
+  ModelOpCall c = op_call("aten::relu", "forward", CallStatus::kCrash, 1, 0);
   c.message = "crashed the process: SIGABRT";
   a.ops = {c};
   return a;
@@ -135,7 +138,7 @@ ModelAudit crashed_audit() {
 
 TEST(ModelReportsGolden, ATrainingStepInEveryFormat) {
   const ModelAudit a = training_audit();
-  testing::expect_golden("model/train.json", render_model_json(a));
+  testing::expect_golden("model/train.json", render_model_json(a, model_records(a)));
   testing::expect_golden("model/train.md", render_model_markdown(a));
   testing::expect_golden("model/train.html", render_model_html(a));
   testing::expect_golden("model/train.summary.txt", render_model_summary(a));
@@ -143,7 +146,7 @@ TEST(ModelReportsGolden, ATrainingStepInEveryFormat) {
 
 TEST(ModelReportsGolden, AForwardPassThatCrashedTheTarget) {
   const ModelAudit a = crashed_audit();
-  testing::expect_golden("model/crash.json", render_model_json(a));
+  testing::expect_golden("model/crash.json", render_model_json(a, model_records(a)));
   testing::expect_golden("model/crash.md", render_model_markdown(a));
   testing::expect_golden("model/crash.html", render_model_html(a));
   testing::expect_golden("model/crash.summary.txt", render_model_summary(a));
