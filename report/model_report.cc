@@ -248,7 +248,7 @@ std::string model_page_head(std::string_view title) {
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{}</title><style>"
       "body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;"
       "padding:2px 6px;text-align:left}}tr.fallback{{background:#fff3cd}}"
-      "tr.failed,tr.crashed,tr.timeout{{background:#f8d7da}}</style></head><body>\n",
+      "tr.failed,tr.crash,tr.timeout{{background:#f8d7da}}</style></head><body>\n",
       escape_html(title));
 }
 

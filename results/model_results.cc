@@ -10,7 +10,7 @@ std::string_view to_string(CallStatus status) {
     case CallStatus::kNative: return "native";
     case CallStatus::kFallback: return "fallback";
     case CallStatus::kFailed: return "failed";
-    case CallStatus::kCrash: return "crashed";
+    case CallStatus::kCrash: return "crash";
     case CallStatus::kTimeout: return "timeout";
   }
   return "native";
