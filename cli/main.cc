@@ -31,6 +31,7 @@
 #include "commands/worker.h"
 #include "common/data_home.h"
 #include "common/diagnostics.h"
+#include "common/text.h"
 #include "common/torch_info.h"
 #include "targets/targets.h"
 
@@ -40,10 +41,6 @@ std::string version_text() {
   const mps_audit::TorchInfo torch = mps_audit::linked_torch_info();
   return fmt::format("mps-audit {} (libtorch {}{}{})", MPS_AUDIT_CLI_VERSION, torch.version,
                      torch.has_cuda ? ", CUDA" : "", torch.has_mps ? ", MPS" : "");
-}
-
-std::string first_line(const std::string& text) {
-  return text.substr(0, text.find('\n'));
 }
 
 }  // namespace

@@ -97,4 +97,10 @@ std::string content_hash(const std::string& text) {
   return fmt::format("fnv1a64:{:016x}", h);
 }
 
+std::string first_line(std::string_view text, bool trim_trailing_spaces) {
+  std::string line(text.substr(0, text.find('\n')));
+  while (trim_trailing_spaces && !line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
 }  // namespace mps_audit

@@ -1,4 +1,4 @@
-// Small text helpers: "did you mean" suggestions for diagnostics, splitting, operator names.
+// Small text helpers: "did you mean" suggestions for diagnostics, splitting, first lines, operator names.
 #pragma once
 
 #include <string>
@@ -30,5 +30,9 @@ int compare_versions(const std::string& a, const std::string& b);
 
 // Splits on `sep`, trimming spaces around each piece and dropping empty pieces.
 std::vector<std::string> split_list(std::string_view text, char sep = ',');
+
+// The text up to its first line break (all of it when it has none), for the one line an error or a warning is shown
+// as; with `trim_trailing_spaces`, without the spaces that end that line.
+std::string first_line(std::string_view text, bool trim_trailing_spaces = false);
 
 }  // namespace mps_audit

@@ -1,7 +1,12 @@
-// Tests of the suggestion and splitting helpers.
+// Tests of the suggestion, splitting and first-line helpers, and of JSON numbers (json_number.h).
 #include "common/text.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "common/json_number.h"
 
 namespace mps_audit {
 namespace {
@@ -35,6 +40,28 @@ TEST(BaseOperatorName, DropsTheOverloadOnly) {
 TEST(SplitList, TrimsAndDropsEmptyPieces) {
   EXPECT_EQ(split_list(" CPU, CUDA ,,MPS "), std::vector<std::string>({"CPU", "CUDA", "MPS"}));
   EXPECT_TRUE(split_list("").empty());
+}
+
+TEST(FirstLine, EndsAtTheFirstLineBreak) {
+  EXPECT_EQ(first_line("boom\n  at frame 1\n"), "boom");
+  EXPECT_EQ(first_line("one line"), "one line");
+  EXPECT_EQ(first_line(""), "");
+  EXPECT_EQ(first_line("\nsecond"), "");
+}
+
+TEST(FirstLine, TrimsTheLinesTrailingSpacesOnlyWhenAsked) {
+  EXPECT_EQ(first_line("RuntimeError: boom  \nTraceback"), "RuntimeError: boom  ");
+  EXPECT_EQ(first_line("RuntimeError: boom  \nTraceback", /*trim_trailing_spaces=*/true), "RuntimeError: boom");
+  EXPECT_EQ(first_line("  lead stays", /*trim_trailing_spaces=*/true), "  lead stays");
+  EXPECT_EQ(first_line("   ", /*trim_trailing_spaces=*/true), "");
+}
+
+TEST(JsonNumber, WritesFiniteNumbersAndNullForNanAndInfinity) {
+  EXPECT_EQ(json_number(0.25).dump(), "0.25");
+  EXPECT_EQ(json_number(-3).dump(), "-3.0");
+  EXPECT_TRUE(json_number(std::nan("")).is_null());
+  EXPECT_TRUE(json_number(std::numeric_limits<double>::infinity()).is_null());
+  EXPECT_TRUE(json_number(-std::numeric_limits<double>::infinity()).is_null());
 }
 
 }  // namespace

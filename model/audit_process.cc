@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "common/diagnostics.h"
+#include "common/text.h"
 #include "probe/dtypes.h"
 
 namespace mps_audit {
@@ -215,13 +216,6 @@ class CallMarker {
   uint64_t handle_ = 0;
 };
 
-// An error's first line, for the one line a failed audit prints.
-std::string first_line(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  return line;
-}
-
 // The audit process: runs the audit, its calls marked in the progress; returns its exit status, as the command's.
 int run_audit_process(std::ostream& out, std::ostream& err, AuditProgress& shared, const AuditBody& audit) {
   ProgressWriter progress(&shared);
@@ -232,7 +226,7 @@ int run_audit_process(std::ostream& out, std::ostream& err, AuditProgress& share
   } catch (const UserError& e) {
     err << format_diagnostic(e) << "\n";
   } catch (const std::exception& e) {
-    err << "error: " << first_line(e.what()) << "\n";
+    err << "error: " << first_line(e.what(), /*trim_trailing_spaces=*/true) << "\n";
   }
   out.flush();
   err.flush();

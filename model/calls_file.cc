@@ -19,6 +19,7 @@
 #include "common/output_file.h"
 #include "common/torch_compat.h"
 #include "probe/device_choices.h"
+#include "probe/recorded_samples.h"  // kCallsFormat
 
 namespace mps_audit {
 namespace {
@@ -72,15 +73,7 @@ void read_tests(const c10::IValue& v, RecordedCall& call, const std::string& pat
 
 }  // namespace
 
-int64_t RecordedCall::calls_at(const std::string& site) const {
-  int64_t n = 0;
-  if (const auto it = sites.find(site); it != sites.end()) {
-    for (const auto& [phase, count] : it->second) n += count;
-  }
-  return n;
-}
-
-CallsFile CallsFile::load(const std::string& path) {
+CallsFile load_calls_file(const std::string& path) {
   const std::string bytes_text = read_file(path);
   c10::IValue root;
   try {

@@ -12,6 +12,8 @@
 
 #include "common/diagnostics.h"
 #include "model/calls_replay.h"
+#include "probe/recorded_samples.h"  // kCallsFormat
+#include "report/model_reports.h"
 #include "test_support.h"
 
 namespace mps_audit {
@@ -62,7 +64,7 @@ std::string write_calls(const testing::TempDir& dir, bool tests, const c10::IVal
 
 TEST(CallsFile, EachCallKeepsTheTestsThatMadeItByPhaseAndSite) {
   testing::TempDir dir;
-  const CallsFile f = CallsFile::load(write_calls(dir, /*tests=*/true));
+  const CallsFile f = load_calls_file(write_calls(dir, /*tests=*/true));
   ASSERT_EQ(f.calls.size(), 2u);
   using Sites = std::map<std::string, int64_t>;
   using Phases = std::map<std::string, Sites>;
@@ -74,7 +76,7 @@ TEST(CallsFile, EachCallKeepsTheTestsThatMadeItByPhaseAndSite) {
 
 TEST(CallsFile, AProgramsRecordingHasNoTests) {
   testing::TempDir dir;
-  const CallsFile f = CallsFile::load(write_calls(dir, /*tests=*/false));
+  const CallsFile f = load_calls_file(write_calls(dir, /*tests=*/false));
   ASSERT_EQ(f.calls.size(), 2u);
   EXPECT_TRUE(f.calls[0].tests.empty());
   EXPECT_EQ(f.calls[0].calls_at("test_ops.py:12"), 2);
@@ -85,7 +87,7 @@ TEST(CallsFile, TestsOfAnotherShapeAreOneLine) {
   for (const c10::IValue& bad : {c10::IValue(int64_t{3}), c10::IValue(dict({{"test_ops.py::t", int64_t{1}}}))}) {
     const std::string path = write_calls(dir, /*tests=*/false, bad);
     try {
-      CallsFile::load(path);
+      load_calls_file(path);
       ADD_FAILURE() << "read malformed tests";
     } catch (const UserError& e) {
       EXPECT_NE(std::string(e.what()).find("call 1: its tests are not test -> setup|call|teardown -> site -> calls"),
@@ -110,7 +112,7 @@ TEST(CallsFile, TheReportsListEachTestsCallsThatFallBack) {
   sin.verdict = Verdict::kPass;
   sin.fallback_ops.clear();
   results.records = {cumsum, sin};
-  const CallsAudit audit = analyse_calls(CallsFile::load(write_calls(dir, /*tests=*/true)), results);
+  const CallsAudit audit = analyse_calls(load_calls_file(write_calls(dir, /*tests=*/true)), results);
   const std::string md = render_calls_markdown(audit);
   EXPECT_NE(md.find("2 of the 3 tests that made ATen calls made one that falls back or fails here"), std::string::npos)
       << md;
@@ -125,7 +127,7 @@ TEST(CallsFile, TheReportsListEachTestsCallsThatFallBack) {
   EXPECT_EQ(doc["calls"][0]["tests"]["test_ops.py::test_fixture"]["setup"]["conftest.py:7"], 1);
   EXPECT_NE(render_calls_html(audit).find("<td>test_ops.py::test_cumsum</td><td>call</td>"), std::string::npos);
   // A program's recording has no section by test.
-  const CallsAudit program = analyse_calls(CallsFile::load(write_calls(dir, /*tests=*/false)), results);
+  const CallsAudit program = analyse_calls(load_calls_file(write_calls(dir, /*tests=*/false)), results);
   EXPECT_EQ(render_calls_markdown(program).find("## By test"), std::string::npos);
   EXPECT_FALSE(nlohmann::json::parse(render_calls_json(program))["calls"][0].contains("tests"));
 }

@@ -25,31 +25,14 @@
 #include "common/flags.h"
 #include "common/paths.h"
 #include "emu/expectations.h"
-#include "model/model_audit.h"
+#include "model/calls_file.h"
 #include "probe/device_choices.h"
 #include "probe/dtypes.h"
+#include "report/model_reports.h"
 #include "run/audit.h"
 #include "run/stop_signals.h"
 
 namespace mps_audit {
-
-std::string call_status(Verdict v, bool probed) {
-  if (!probed) return "not_probed";
-  switch (v) {
-    case Verdict::kPass:
-    case Verdict::kXpass: return "native";
-    case Verdict::kFallback: return "fallback";
-    case Verdict::kUnsupported: return "refused";
-    case Verdict::kMismatch: return "wrong";
-    case Verdict::kKnownFailure:
-    case Verdict::kXfail: return "known_failure";
-    case Verdict::kError: return "error";
-    case Verdict::kCrash: return "crash";
-    case Verdict::kTimeout: return "timeout";
-    case Verdict::kSkip: return "not_probed";
-  }
-  return "not_probed";
-}
 
 bool expected_to_fail(const ReplayedCall& c) {
   return (c.expectation && emu::decides_verdict(*c.expectation)) ||
@@ -81,7 +64,8 @@ CallsAudit analyse_calls(CallsFile file, Results results) {
       rc.known_bugs = r.known_bugs;
       if (!r.known_bugs.empty() && r.known_bugs.front().decided) a.known_bug_calls += c.count;
       if (r.verdict == Verdict::kKnownFailure) rc.verdict = parse_verdict(r.observed).value_or(Verdict::kPass);
-      if (expected_to_fail(rc)) a.expected_failures += c.count;
+      rc.expected_failure = expected_to_fail(rc);
+      if (rc.expected_failure) a.expected_failures += c.count;
       if (rc.expectation && rc.expectation->kind == "flaky") a.flaky_calls += c.count;
       rc.fallback_ops = r.fallback_ops;
       rc.message = r.message;
@@ -122,7 +106,7 @@ CallsAudit analyse_calls(CallsFile file, Results results) {
 
 int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err) {
   check_choices("--format", o.formats, {"json", "md", "html"});
-  CallsFile file = CallsFile::load(o.calls);
+  CallsFile file = load_calls_file(o.calls);
   if (file.calls.empty()) throw UserError("the recording holds no ATen calls to replay", {o.calls});
   RunOptions run;
   run.target = o.target;

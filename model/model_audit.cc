@@ -33,6 +33,7 @@
 #include "common/ivalue_tensors.h"
 #include "common/output_file.h"
 #include "common/paths.h"
+#include "common/text.h"
 #include "common/torch_compat.h"
 #include "emu/emulated_accelerator.h"
 #include "emu/expectations.h"
@@ -40,23 +41,20 @@
 #include "emu/mps_emulator.h"
 #include "model/audit_process.h"
 #include "model/model_inputs.h"
+#include "model/model_records.h"
 #include "model/mps_only_kernels.h"
 #include "model/optimizer_step.h"
+#include "model/trace_summary.h"
 #include "probe/compare.h"
 #include "probe/dispatch_trace.h"
 #include "registry/release_data.h"
+#include "report/model_reports.h"
 #include "run/stop_signals.h"
 #include "targets/host.h"
 #include "targets/targets.h"
 
 namespace mps_audit {
 namespace {
-
-std::string first_line(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  return line;
-}
 
 // The line of an exception that says what went wrong. The TorchScript interpreter wraps errors in a traceback
 // ("The following operation failed in the TorchScript interpreter. ... RuntimeError: what"): the last
@@ -70,9 +68,9 @@ std::string error_text(const std::exception& e) {
     for (auto it = std::sregex_iterator(text.begin(), text.end(), error_line); it != std::sregex_iterator(); ++it) {
       last = (*it)[1].str();
     }
-    if (!last.empty()) return first_line(last);
+    if (!last.empty()) return first_line(last, /*trim_trailing_spaces=*/true);
   }
-  return first_line(text);
+  return first_line(text, /*trim_trailing_spaces=*/true);
 }
 
 at::Tensor first_tensor(const c10::IValue& v) {
@@ -151,25 +149,6 @@ bool is_unsupported(const std::exception& e) {
   return dynamic_cast<const c10::NotImplementedError*>(&e) || dynamic_cast<const c10::TypeError*>(&e);
 }
 
-std::string dtype_of(const TraceEvent& e) {
-  if (e.inputs.empty()) return "none";
-  return e.inputs.front().substr(0, e.inputs.front().find('['));
-}
-
-// The first call whose outputs differ from the CPU's same call.
-struct CallMismatch {
-  long event = -1;  // index in the target's trace, -1: none found
-  Comparison comparison;
-};
-
-// What at::native::cpu_fallback calls, directly inside the operator that fell back, to bring results back to the
-// device: _copy_from_and_resize for the arguments it wrote, .to(device) (to.dtype_layout or to.device) for the
-// others. to.dtype, which it calls too, converts on the CPU and copies nothing between devices.
-bool copies_back(const std::string& name) {
-  return name == "aten::_copy_from_and_resize" || name == "aten::to.dtype_layout" || name == "aten::to.device" ||
-         name == "aten::_to_copy";
-}
-
 // The calls of a trace (see TraceOptions::keep_call_outputs) with their phases, keyed by operator, phase and
 // occurrence, in the order they started.
 struct TracedCall {
@@ -220,110 +199,6 @@ CallMismatch first_mismatching_call(const std::vector<TraceEvent>& cpu_events,
     }
   }
   return {};
-}
-
-// Turns the target's trace into per-operator calls: the top-level operators (those the model, autograd or the
-// optimizer called), each with the fallbacks inside it. `phase_ends[i]` is the event count when phase i ended.
-std::vector<ModelOpCall> summarize_trace(const std::vector<TraceEvent>& events,
-                                         const std::vector<std::pair<std::string, size_t>>& phase_ends,
-                                         long failed_event, const std::string& failure, bool failure_unsupported,
-                                         const CallMismatch& mismatch) {
-  const size_t n = events.size();
-  // The calls: operators at the top level, or directly inside autograd's per-node wrapper events
-  // ("autograd::engine::evaluate_function: LinearBackward0"), which are not operators themselves.
-  auto wrapper = [&](long i) { return i >= 0 && events[static_cast<size_t>(i)].name.rfind("autograd::", 0) == 0; };
-  std::vector<size_t> root(n);
-  std::vector<bool> is_call(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    const long p = events[i].parent;
-    is_call[i] = !wrapper(static_cast<long>(i)) && (p < 0 || static_cast<size_t>(p) >= i || wrapper(p));
-    root[i] = (is_call[i] || p < 0 || static_cast<size_t>(p) >= i) ? i : root[static_cast<size_t>(p)];
-  }
-  // The leaves that fell back (Note [Operators that fell back] in probe/dispatch_trace.cc), by the call they are in,
-  // and what their fallbacks copied: the arguments to the CPU (aten::_to_cpu's inputs), the results back.
-  std::set<size_t> leaves;
-  std::map<size_t, std::set<std::string>> fallback_ops;
-  for (size_t leaf : fallback_events(events)) {
-    leaves.insert(leaf);
-    fallback_ops[root[leaf]].insert(events[leaf].name);
-  }
-  std::map<size_t, int64_t> to_cpu, from_cpu;
-  for (size_t i = 0; i < n; ++i) {
-    const TraceEvent& e = events[i];
-    if (e.parent < 0 || !leaves.count(static_cast<size_t>(e.parent))) continue;
-    const size_t r = root[i];
-    if (e.name == "aten::_to_cpu") {
-      for (int64_t b : e.input_bytes) to_cpu[r] += b;
-    } else if (copies_back(e.name) && !e.input_bytes.empty()) {
-      from_cpu[r] += e.input_bytes.front();  // the CPU result (the destination is the second input, if any)
-    }
-  }
-  auto phase_of = [&](size_t i) {
-    for (const auto& [phase, end] : phase_ends) {
-      if (i < end) return phase;
-    }
-    // After the last phase: the audit's own calls (reading the gradients back), unless the pass failed.
-    return phase_ends.empty() ? std::string("forward") : std::string();
-  };
-
-  const long failed_call =
-      failed_event >= 0 && static_cast<size_t>(failed_event) < n ? static_cast<long>(root[failed_event]) : -1;
-  std::map<std::pair<std::string, std::string>, ModelOpCall> by_op;
-  std::vector<std::pair<std::string, std::string>> order;
-  for (size_t i = 0; i < n; ++i) {
-    const TraceEvent& e = events[i];
-    if (!is_call[i]) continue;
-    const std::string phase = phase_of(i);
-    if (phase.empty()) continue;
-    auto key = std::make_pair(e.name, phase);
-    auto [it, fresh] = by_op.try_emplace(key);
-    ModelOpCall& c = it->second;
-    if (fresh) {
-      order.push_back(key);
-      c.op = e.name;
-      c.phase = phase;
-      c.dtype = dtype_of(e);
-      c.status = "native";
-    }
-    ++c.calls;
-    c.seconds += e.seconds;
-    const std::string signature = fmt::format("{}", fmt::join(e.inputs, ", "));
-    if (c.input_signatures.size() < 8 &&
-        std::find(c.input_signatures.begin(), c.input_signatures.end(), signature) == c.input_signatures.end()) {
-      c.input_signatures.push_back(signature);
-    }
-    if (auto f = fallback_ops.find(i); f != fallback_ops.end()) {
-      if (c.status == "native") c.status = "fallback";
-      for (const auto& op : f->second) {
-        if (std::find(c.fallback_ops.begin(), c.fallback_ops.end(), op) == c.fallback_ops.end()) {
-          c.fallback_ops.push_back(op);
-        }
-      }
-      c.bytes_to_cpu += to_cpu[i];
-      c.bytes_from_cpu += from_cpu[i];
-    }
-    if (static_cast<long>(i) == mismatch.event) {
-      c.mismatch = true;
-      c.mismatch_message = mismatch.comparison.message;
-      c.max_abs_error = mismatch.comparison.max_abs_error;
-      c.max_rel_error = mismatch.comparison.max_rel_error;
-    }
-    if (static_cast<long>(i) == failed_call) {
-      c.status = "failed";
-      c.message = failure;
-      c.unsupported = failure_unsupported;
-    }
-  }
-  std::vector<ModelOpCall> out;
-  for (const auto& key : order) out.push_back(std::move(by_op[key]));
-  auto rank = [](const ModelOpCall& c) {
-    return c.status == "fallback" ? 0 : c.status == "failed" ? 1 : c.mismatch ? 2 : 3;
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const ModelOpCall& a, const ModelOpCall& b) {
-    if (rank(a) != rank(b)) return rank(a) < rank(b);
-    return a.seconds > b.seconds;
-  });
-  return out;
 }
 
 // PyTorch's own expectations of real MPS for each call (Note [Expected verdicts] in emu/expected_verdicts.cc), and the
@@ -395,7 +270,9 @@ void describe_run(ModelAudit& audit, const ModelOptions& o) {
 
 void write_reports(const ModelAudit& audit, const ModelOptions& o, std::ostream& out) {
   const std::vector<std::string> written = write_model_files(o.formats, o.out_dir, [&](const std::string& f) {
-    return f == "json" ? render_model_json(audit) : f == "md" ? render_model_markdown(audit) : render_model_html(audit);
+    return f == "json" ? render_model_json(audit, model_records(audit))
+           : f == "md" ? render_model_markdown(audit)
+                       : render_model_html(audit);
   });
   out << render_model_summary(audit);
   out << fmt::format("reports: {}\n", fmt::join(written, ", "));
@@ -527,7 +404,7 @@ TracedPass target_pass(const ModelOptions& o, const ModelCall& call, c10::Device
       pass.failed_event = pass.events.empty() ? -1 : static_cast<long>(pass.events.size() - 1);
     }
     for (auto& w : warnings.messages) {
-      w = first_line(w);
+      w = first_line(w, /*trim_trailing_spaces=*/true);
       if (std::find(audit.warnings.begin(), audit.warnings.end(), w) == audit.warnings.end()) {
         audit.warnings.push_back(w);
       }
@@ -633,7 +510,7 @@ int report_lost_audit(const ModelOptions& o, const LostAudit& p, std::ostream& o
     c.phase = p.phase;
     c.dtype = p.dtype.empty() ? "none" : p.dtype;
     c.calls = 1;
-    c.status = p.end.timed_out ? "timeout" : "crashed";
+    c.status = p.end.timed_out ? CallStatus::kTimeout : CallStatus::kCrash;
     if (!p.inputs.empty()) c.input_signatures.push_back(p.inputs);
     c.message = what;
     audit.ops.push_back(std::move(c));

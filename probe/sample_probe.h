@@ -15,7 +15,7 @@
 #include <c10/core/ScalarType.h>
 
 #include "probe/compare.h"
-#include "probe/probe_op.h"
+#include "probe/probe_target.h"
 #include "probe/spec.h"
 #include "results/result.h"
 

@@ -11,16 +11,13 @@
 #include <fmt/format.h>
 
 #include "common/diagnostics.h"
+#include "common/json_number.h"
 #include "common/output_file.h"
 #include "common/target.h"
 
 namespace mps_audit {
 namespace {
 
-// JSON has no NaN or infinity: those are written as null, and read back as NaN.
-nlohmann::json number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
-}
 double number_or(const nlohmann::json& j, const char* key, double fallback) {
   if (!j.contains(key)) return fallback;
   return j[key].is_number() ? j[key].get<double>() : std::nan("");
@@ -94,7 +91,7 @@ nlohmann::json to_json(const ProbeResult& r) {
                       {"samples", r.samples},
                       {"registry_status", r.registry_status},
                       {"warnings", r.warnings},
-                      {"seconds", number(r.seconds)}};
+                      {"seconds", json_number(r.seconds)}};
   if (r.verdict == Verdict::kSkip) j["skip_reason"] = skip_reason(r);
   if (!r.basis.empty()) j["basis"] = r.basis;
   if (!r.observed.empty()) j["observed"] = r.observed;
@@ -106,8 +103,8 @@ nlohmann::json to_json(const ProbeResult& r) {
     for (const auto& b : r.known_bugs) j["known_bugs"].push_back(to_json(b));
   }
   if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
-    j["max_abs_error"] = number(r.max_abs_error);
-    j["max_rel_error"] = number(r.max_rel_error);
+    j["max_abs_error"] = json_number(r.max_abs_error);
+    j["max_rel_error"] = json_number(r.max_rel_error);
     j["mismatches"] = r.mismatches;
     j["first_mismatch"] = r.first_mismatch;
   }

@@ -1,5 +1,5 @@
 // The reports of a program's replay (model/calls_replay.h): model.json, model.md, model.html and the terminal lines,
-// each a pure function of the CallsAudit.
+// each a pure function of the CallsAudit (model_reports.h).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -12,8 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emu/expectations.h"
-#include "model/calls_replay.h"
-#include "model/model_audit.h"
+#include "report/model_reports.h"
 #include "report/renderers.h"
 
 namespace mps_audit {
@@ -55,7 +54,7 @@ bool fails(const ReplayedCall& c) {
 
 // Worth a row among the problems: it falls back or fails here, or PyTorch expects it to fail on a real Mac.
 bool trouble(const ReplayedCall& c) {
-  return fails(c) || expected_to_fail(c);
+  return fails(c) || c.expected_failure;
 }
 
 // Any entry of a failure kind, flaky ones too, then the known bugs its op x dtype meets or may meet, with the release
@@ -160,6 +159,24 @@ std::string code_at(const CallsAudit& a, const std::string& site) {
 }
 
 }  // namespace
+
+std::string call_status(Verdict v, bool probed) {
+  if (!probed) return "not_probed";
+  switch (v) {
+    case Verdict::kPass:
+    case Verdict::kXpass: return "native";
+    case Verdict::kFallback: return "fallback";
+    case Verdict::kUnsupported: return "refused";
+    case Verdict::kMismatch: return "wrong";
+    case Verdict::kKnownFailure:
+    case Verdict::kXfail: return "known_failure";
+    case Verdict::kError: return "error";
+    case Verdict::kCrash: return "crash";
+    case Verdict::kTimeout: return "timeout";
+    case Verdict::kSkip: return "not_probed";
+  }
+  return "not_probed";
+}
 
 std::string render_calls_json(const CallsAudit& a) {
   nlohmann::json doc = results_document(a.results);
@@ -356,7 +373,7 @@ std::string render_calls_summary(const CallsAudit& a) {
     s += fmt::format("  {} {} ({}, {}): {}{}{}\n", rows[i].site->site, c.call.op, c.call.dtype, rows[i].phases_text(),
                      status_text(c),
                      c.fallback_ops.empty() ? "" : fmt::format(" ({} on the CPU)", fmt::join(c.fallback_ops, ", ")),
-                     expected_to_fail(c) ? "; expected to fail on a real Mac: " + expectation_text(c) : "");
+                     c.expected_failure ? "; expected to fail on a real Mac: " + expectation_text(c) : "");
   }
   if (rows.size() > 10) s += fmt::format("  and {} more (model.md)\n", rows.size() - 10);
   return s;

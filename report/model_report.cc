@@ -1,39 +1,31 @@
 // The model audit's reports: model.json (readable by load_results() as a results file), model.md, a self-contained
-// model.html, and the terminal summary. Fallbacks come first in each, with their share of the time and the calls.
-#include <algorithm>
-#include <cmath>
-#include <map>
+// model.html, and the terminal summary (model_reports.h). Fallbacks come first in each, with their share of the time
+// and the calls.
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_number.h"
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "emu/expected_verdicts.h"
-#include "model/model_audit.h"
+#include "report/model_reports.h"
 #include "report/renderers.h"
 
 namespace mps_audit {
 namespace {
 
-nlohmann::json number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
-}
-
 nlohmann::json to_json(const Match& m) {
   nlohmann::json j = {{"compared", m.compared}, {"match", m.compared && m.match}};
   if (m.compared) {
-    j["max_abs_error"] = number(m.max_abs_error);
-    j["max_rel_error"] = number(m.max_rel_error);
+    j["max_abs_error"] = json_number(m.max_abs_error);
+    j["max_rel_error"] = json_number(m.max_rel_error);
   }
   if (!m.message.empty()) j["message"] = m.message;
   return j;
-}
-
-// The call did not end well: it raised, or it crashed or hung the process.
-bool failed(const ModelOpCall& c) {
-  return c.status == "failed" || c.status == "crashed" || c.status == "timeout";
 }
 
 nlohmann::json to_json(const ModelOpCall& c) {
@@ -41,20 +33,20 @@ nlohmann::json to_json(const ModelOpCall& c) {
                       {"phase", c.phase},
                       {"dtype", c.dtype},
                       {"calls", c.calls},
-                      {"status", c.status},
-                      {"fallback", c.status == "fallback"},
+                      {"status", std::string(to_string(c.status))},
+                      {"fallback", c.status == CallStatus::kFallback},
                       {"fallback_ops", c.fallback_ops},
-                      {"failed", failed(c)},
+                      {"failed", c.failed()},
                       {"message", c.message},
                       {"inputs", c.input_signatures},
-                      {"seconds", number(c.seconds)},
+                      {"seconds", json_number(c.seconds)},
                       {"bytes_to_cpu", c.bytes_to_cpu},
                       {"bytes_from_cpu", c.bytes_from_cpu},
                       {"mismatch", c.mismatch}};
   if (c.mismatch) {
     j["mismatch_message"] = c.mismatch_message;
-    j["max_abs_error"] = number(c.max_abs_error);
-    j["max_rel_error"] = number(c.max_rel_error);
+    j["max_abs_error"] = json_number(c.max_abs_error);
+    j["max_rel_error"] = json_number(c.max_rel_error);
   }
   if (c.expectation) j["expectation"] = to_json(*c.expectation);
   if (!c.known_bugs.empty()) {
@@ -82,10 +74,6 @@ std::string match_text(const Match& m) {
                      m.max_rel_error);
 }
 
-size_t mismatching(const std::vector<NamedMatch>& v) {
-  return static_cast<size_t>(std::count_if(v.begin(), v.end(), [](const NamedMatch& m) { return !m.match.match; }));
-}
-
 // One line of verdict for the whole model.
 std::string headline(const ModelAudit& a) {
   if (!a.target_error.empty()) return fmt::format("FAILS on the target ({}): {}", a.failed_phase, a.target_error);
@@ -110,101 +98,10 @@ std::string fallback_line(const ModelAudit& a) {
 
 }  // namespace
 
-namespace {
-
-// The sum of `field` over the operator calls, of those that fell back only when `fallbacks_only`.
-template <typename T>
-T sum_over(const std::vector<ModelOpCall>& ops, T ModelOpCall::*field, bool fallbacks_only = false) {
-  T total{};
-  for (const auto& c : ops) {
-    if (!fallbacks_only || c.status == "fallback") total += c.*field;
-  }
-  return total;
-}
-
-}  // namespace
-
-int64_t ModelAudit::calls() const {
-  return sum_over(ops, &ModelOpCall::calls);
-}
-int64_t ModelAudit::fallback_calls() const {
-  return sum_over(ops, &ModelOpCall::calls, true);
-}
-double ModelAudit::op_seconds() const {
-  return sum_over(ops, &ModelOpCall::seconds);
-}
-double ModelAudit::fallback_seconds() const {
-  return sum_over(ops, &ModelOpCall::seconds, true);
-}
-int64_t ModelAudit::bytes_to_cpu() const {
-  return sum_over(ops, &ModelOpCall::bytes_to_cpu);
-}
-int64_t ModelAudit::bytes_from_cpu() const {
-  return sum_over(ops, &ModelOpCall::bytes_from_cpu);
-}
-bool ModelAudit::gradients_match() const {
-  return !gradients.empty() && mismatching(gradients) == 0;
-}
-bool ModelAudit::updated_match() const {
-  return !updated.empty() && mismatching(updated) == 0;
-}
-
-std::vector<ProbeResult> model_records(const ModelAudit& audit) {
-  const std::string& mode = audit.environment.expectations_mode;
-  const emu::ExpectationMode expecting = mode == "predict" ? emu::ExpectationMode::kPredict
-                                         : mode == "check" ? emu::ExpectationMode::kCheck
-                                                           : emu::ExpectationMode::kOff;
-  std::map<std::pair<std::string, std::string>, std::optional<ExpectationNote>> notes;  // each record's first call's
-  std::map<std::pair<std::string, std::string>, ProbeResult> by_key;
-  std::vector<std::pair<std::string, std::string>> order;
-  for (const auto& c : audit.ops) {
-    const auto key = std::make_pair(c.op, c.dtype);
-    auto [it, fresh] = by_key.try_emplace(key);
-    ProbeResult& r = it->second;
-    if (fresh) {
-      order.push_back(key);
-      r.op = c.op;
-      r.dtype = c.dtype;
-      r.verdict = Verdict::kPass;
-    }
-    Verdict v = Verdict::kPass;
-    if (c.status == "fallback") v = Verdict::kFallback;
-    if (c.status == "failed") v = c.unsupported ? Verdict::kUnsupported : Verdict::kError;
-    if (c.status == "crashed") v = Verdict::kCrash;
-    if (c.status == "timeout") v = Verdict::kTimeout;
-    if (c.mismatch) {
-      v = worse(v, Verdict::kMismatch);
-      r.message = "the first call whose outputs differ from the CPU's: " + c.mismatch_message;
-      r.max_abs_error = c.max_abs_error;
-      r.max_rel_error = c.max_rel_error;
-    }
-    r.verdict = worse(r.verdict, v);
-    for (const auto& f : c.fallback_ops) {
-      if (std::find(r.fallback_ops.begin(), r.fallback_ops.end(), f) == r.fallback_ops.end()) {
-        r.fallback_ops.push_back(f);
-      }
-    }
-    if (failed(c)) r.message = c.message;
-    r.sample = r.sample.empty() ? c.phase : r.sample + "," + c.phase;  // where the model called it
-    if (!notes[key] && c.expectation) notes[key] = c.expectation;
-    r.samples += static_cast<int>(c.calls);
-    r.seconds += c.seconds;
-  }
-  std::vector<ProbeResult> out;
-  for (const auto& key : order) {
-    ProbeResult r = std::move(by_key[key]);
-    if (r.verdict == Verdict::kFallback) r.message = fmt::format("ran on the CPU: {}", fmt::join(r.fallback_ops, ", "));
-    r.basis = audit.environment.emulator.empty() ? kBasisKernel : kBasisRegistry;
-    if (const auto& note = notes[key]) emu::apply_expectation(r, *note, expecting);
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-std::string render_model_json(const ModelAudit& a) {
+std::string render_model_json(const ModelAudit& a, const std::vector<ProbeResult>& records) {
   Results results;
   results.environment = a.environment;
-  results.records = model_records(a);
+  results.records = records;
   results.run.planned = results.run.finished = results.records.size();
   if (!a.target_error.empty()) {
     results.run.interrupted = a.target_ended.empty() ? "the model failed on the target" : a.target_error;
@@ -219,17 +116,17 @@ std::string render_model_json(const ModelAudit& a) {
   doc["failed_phase"] = a.failed_phase.empty() ? nlohmann::json() : nlohmann::json(a.failed_phase);
   doc["target_ended"] = a.target_ended.empty() ? nlohmann::json() : nlohmann::json(a.target_ended);
   doc["output_match"] = to_json(a.output);
-  doc["totals"] = {
-      {"calls", a.calls()},
-      {"fallback_calls", a.fallback_calls()},
-      {"fallback_call_share", number(share(static_cast<double>(a.fallback_calls()), static_cast<double>(a.calls())))},
-      {"op_seconds", number(a.op_seconds())},
-      {"fallback_seconds", number(a.fallback_seconds())},
-      {"fallback_time_share", number(share(a.fallback_seconds(), a.op_seconds()))},
-      {"bytes_to_cpu", a.bytes_to_cpu()},
-      {"bytes_from_cpu", a.bytes_from_cpu()},
-      {"cpu_seconds", number(a.cpu_seconds)},
-      {"target_seconds", number(a.target_seconds)}};
+  doc["totals"] = {{"calls", a.calls()},
+                   {"fallback_calls", a.fallback_calls()},
+                   {"fallback_call_share",
+                    json_number(share(static_cast<double>(a.fallback_calls()), static_cast<double>(a.calls())))},
+                   {"op_seconds", json_number(a.op_seconds())},
+                   {"fallback_seconds", json_number(a.fallback_seconds())},
+                   {"fallback_time_share", json_number(share(a.fallback_seconds(), a.op_seconds()))},
+                   {"bytes_to_cpu", a.bytes_to_cpu()},
+                   {"bytes_from_cpu", a.bytes_from_cpu()},
+                   {"cpu_seconds", json_number(a.cpu_seconds)},
+                   {"target_seconds", json_number(a.target_seconds)}};
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& c : a.ops) ops.push_back(to_json(c));
   doc["ops"] = std::move(ops);
@@ -264,10 +161,11 @@ std::string render_model_summary(const ModelAudit& a) {
                        c.phase, c.dtype, e->release, e->list, e->source, e->kind,
                        e->scope == "forward" ? "" : " of its " + e->scope);
     }
-    if (c.status == "native") continue;
+    if (c.status == CallStatus::kNative) continue;
     s += fmt::format(
-        "  {:<8} {} ({}, {} call{}){}\n", c.status, c.op, c.phase, c.calls, c.calls == 1 ? "" : "s",
-        c.status == "fallback" ? ": CPU ran " + fmt::format("{}", fmt::join(c.fallback_ops, ", ")) : ": " + c.message);
+        "  {:<8} {} ({}, {} call{}){}\n", to_string(c.status), c.op, c.phase, c.calls, c.calls == 1 ? "" : "s",
+        c.status == CallStatus::kFallback ? ": CPU ran " + fmt::format("{}", fmt::join(c.fallback_ops, ", "))
+                                          : ": " + c.message);
   }
   return s;
 }
@@ -296,9 +194,9 @@ std::string render_model_markdown(const ModelAudit& a) {
   for (const auto& c : a.ops) {
     s += fmt::format(
         "| `{}` | {} | {} | {} | {} | {} | {:.6f} | {:.1f}% | {} | {} |\n", c.op, c.phase, c.dtype, c.calls,
-        (failed(c)                ? fmt::format("**{}**: {}", c.status, markdown_cell(c.message))
-         : c.status == "fallback" ? std::string("**fallback**")
-                                  : c.status) +
+        (c.failed()                          ? fmt::format("**{}**: {}", to_string(c.status), markdown_cell(c.message))
+         : c.status == CallStatus::kFallback ? std::string("**fallback**")
+                                             : std::string(to_string(c.status))) +
             (c.mismatch ? ", **first mismatch**: " + markdown_cell(c.mismatch_message) : ""),
         fmt::join(c.fallback_ops, ", "), c.seconds, 100 * share(c.seconds, a.op_seconds()),
         c.bytes_to_cpu ? bytes_text(c.bytes_to_cpu) : "", c.bytes_from_cpu ? bytes_text(c.bytes_from_cpu) : "");
@@ -350,7 +248,7 @@ std::string model_page_head(std::string_view title) {
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{}</title><style>"
       "body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;"
       "padding:2px 6px;text-align:left}}tr.fallback{{background:#fff3cd}}"
-      "tr.failed,tr.crashed,tr.timeout{{background:#f8d7da}}</style></head><body>\n",
+      "tr.failed,tr.crash,tr.timeout{{background:#f8d7da}}</style></head><body>\n",
       escape_html(title));
 }
 
@@ -383,8 +281,9 @@ std::string render_model_html(const ModelAudit& a) {
     s += fmt::format(
         "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.6f}</td>"
         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        c.status, escape_html(c.op), c.phase, c.dtype, c.calls,
-        escape_html(failed(c) ? c.status + ": " + c.message : c.status),
+        to_string(c.status), escape_html(c.op), c.phase, c.dtype, c.calls,
+        escape_html(c.failed() ? fmt::format("{}: {}", to_string(c.status), c.message)
+                               : std::string(to_string(c.status))),
         escape_html(fmt::format("{}", fmt::join(c.fallback_ops, ", "))), c.seconds, c.bytes_to_cpu, c.bytes_from_cpu,
         escape_html(fmt::format("{}", fmt::join(c.input_signatures, " · "))));
   }
