@@ -7,7 +7,8 @@
 #
 # usage: bench/compare_builds.sh OLD_SOURCE NEW_SOURCE [RUNS]    (folders of the two source trees; RUNS: 3)
 # Environment: PYTHON (the python with torch, for its libtorch; default /opt/torch/.venv/bin/python3 when it exists,
-# else python3), OUT (default ./compare-builds): times.csv, summary.txt, log.txt.
+# else python3), OUT (default ./compare-builds): times.csv, summary.txt, log.txt; with KEEP=1 also each build's first
+# run's results.json, gzipped, for comparing whole records (emu-old-1.json.gz, ..., cuda-new-1.json.gz).
 set -euo pipefail
 old=$(cd "$1" && pwd)
 new=$(cd "$2" && pwd)
@@ -88,3 +89,8 @@ for target, prefix in (("mps-emu", "emu"), ("cuda", "cuda")):
         (": " + ", ".join("{} {}".format(*k) for k in differ[:8])) if differ else "",
         len(flips), (": " + ", ".join("{} {}".format(*k) for k in flips[:12])) if flips else ""))
 PY
+if [ "${KEEP:-0}" = 1 ]; then
+  for f in "$work"/emu-old-1 "$work"/emu-new-1 "$work"/cuda-old-1 "$work"/cuda-new-1; do
+    if [ -f "$f/results.json" ]; then gzip -c "$f/results.json" >"$out/$(basename "$f").json.gz"; fi
+  done
+fi

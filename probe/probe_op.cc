@@ -77,10 +77,11 @@ std::unordered_map<std::string, ConditionMemory>& condition_memory() {
 // finish() judges them and makes the record. Without `defer`, start() waits for and judges each sample as it goes.
 class OpProbe {
  public:
-  OpProbe(const ProbeTarget& target, const Spec& spec, std::string op_name, std::string dtype_label,
-          const std::function<void()>& before_target)
+  OpProbe(const ProbeTarget& target, const Spec& spec, const Recordings* recordings, std::string op_name,
+          std::string dtype_label, const std::function<void()>& before_target)
       : target_(target),
         spec_(spec),
+        recordings_(recordings),
         op_name_(std::move(op_name)),
         dtype_label_(std::move(dtype_label)),
         before_target_([this, before_target] {
@@ -219,7 +220,7 @@ class OpProbe {
   // An out= variant without recordings of its own replays its functional twin's, with out tensors made to match.
   void gather_recordings() {
     if (entry_ && !entry_->samples.empty()) return;
-    const Recordings* recordings = process_recordings();
+    const Recordings* recordings = recordings_;
     if (!recordings) return;
     std::vector<RecordedSample> recorded = recordings->samples(op_name_, dtype_label_);
     const auto twin = recorded.empty() ? functional_twin(op_->schema()) : std::nullopt;
@@ -397,7 +398,7 @@ class OpProbe {
   void stage_conditions(bool defer) {
     conditions_closed_ = true;
     // A program's calls (`mps-audit model --calls`) are replayed for what they do, over the program's own inputs.
-    const Recordings* recordings = process_recordings();
+    const Recordings* recordings = recordings_;
     if (crashed_ || base_score_ < 0 || (recordings && recordings->program())) return;
     ConditionMemory& memory = condition_memory()[op_name_];
     for (auto& c : condition_samples(*op_, *dtype_, base_, memory)) conditions_.push_back(std::move(c));
@@ -495,6 +496,7 @@ class OpProbe {
 
   const ProbeTarget& target_;
   const Spec& spec_;
+  const Recordings* recordings_;  // the recorded samples replayed, or none
   const std::string op_name_, dtype_label_;
   const std::function<void()> before_target_;
   c10::optional<c10::OperatorHandle> op_;  // what findOp() gives, in either libtorch
@@ -530,7 +532,7 @@ class OpProbe {
 
 }  // namespace
 
-std::vector<ProbeResult> probe_ops(const ProbeTarget& target, const Spec& spec,
+std::vector<ProbeResult> probe_ops(const ProbeTarget& target, const Spec& spec, const Recordings* recordings,
                                    const std::vector<ProbeRequest>& requests, const ProbeMark& mark) {
   std::deque<OpProbe> probes;
   std::vector<std::optional<std::pair<size_t, int>>> remembered;  // synthesis's memory before each probe
@@ -540,7 +542,7 @@ std::vector<ProbeResult> probe_ops(const ProbeTarget& target, const Spec& spec,
     const auto& memory = synthesis_memory();
     const auto it = memory.find(requests[k].op);
     remembered.push_back(it == memory.end() ? std::nullopt : std::make_optional(it->second));
-    probes.emplace_back(target, spec, requests[k].op, requests[k].dtype, [&mark, k] {
+    probes.emplace_back(target, spec, recordings, requests[k].op, requests[k].dtype, [&mark, k] {
       if (mark) mark(k, ProbeStage::kTarget);
     });
     probes.back().start(target.in_turns);
@@ -587,7 +589,7 @@ void forget_operators() {
 
 ProbeResult probe_op(const ProbeTarget& target, const Spec& spec, const std::string& op, const std::string& dtype,
                      const std::function<void()>& before_target) {
-  return probe_ops(target, spec, {{op, dtype}},
+  return probe_ops(target, spec, process_recordings(), {{op, dtype}},
                    [&](size_t, ProbeStage stage) {
                      if (stage == ProbeStage::kTarget && before_target) before_target();
                    })

@@ -280,7 +280,8 @@ TEST(Recordings, ProbesInOneTurnGiveTheRecordsOfProbesOneByOne) {
       for (const auto& dtype : dtypes) requests.push_back({op, dtype});
       std::vector<std::pair<size_t, ProbeStage>> marks;
       const std::vector<ProbeResult> together =
-          probe_ops(turns, spec, requests, [&](size_t k, ProbeStage stage) { marks.emplace_back(k, stage); });
+          probe_ops(turns, spec, process_recordings(), requests,
+                    [&](size_t k, ProbeStage stage) { marks.emplace_back(k, stage); });
       ASSERT_EQ(together.size(), dtypes.size());
       // The turn's stages (Note [Probes in one turn]): every probe began before the turn's inputs went in, and
       // those that reached the target ran there after that and before the copies back and the wait.

@@ -44,6 +44,7 @@ WorkerLaunch worker_launch(const RunRequest& request, const RunPlan& plan, const
   launch.worker.spec = request.spec;
   launch.worker.samples = plan.recordings ? plan.recordings->summary().path : "none";
   launch.worker.run_spec = &plan.spec;
+  launch.worker.run_recordings = plan.recordings;
   launch.self = request.self;
   launch.fallback = request.fallback;
   launch.log_path = log_path;

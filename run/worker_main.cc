@@ -150,30 +150,42 @@ ProbeTarget set_up_target(const WorkerOptions& o, RunEnvironment& env) {
   return target;
 }
 
-// Everything a probe needs, ready before the worker says so (Note [Spare workers]): the recorded samples, read on a
-// thread of their own meanwhile, the spec (the run's, or loaded into `loaded`), and the device, which a first tiny
-// operation sets up (seconds on a GPU). A device that fails that operation is left to the probes, which say how.
-const Spec& get_ready(const WorkerOptions& o, const ProbeTarget& target, std::optional<Spec>& loaded) {
-  set_recordings_choice(o.samples);  // a forked worker's are the run's, loaded already (Note [Forked workers])
+// What every probe of the worker reads: the run's spec and its recorded samples (none: null).
+struct ProbeData {
+  const Spec* spec = nullptr;
+  const Recordings* recordings = nullptr;
+};
+
+// Everything a probe needs, ready before the worker says so (Note [Spare workers]): the recorded samples (a forked
+// worker's are the run's; a spawned one reads them on a thread of its own meanwhile), the spec (the run's, or loaded
+// into `loaded`), and the device, which a first tiny operation sets up (seconds on a GPU). A device that fails that
+// operation is left to the probes, which say how.
+ProbeData get_ready(const WorkerOptions& o, const ProbeTarget& target, std::optional<Spec>& loaded) {
+  ProbeData data{o.run_spec, o.run_recordings};
   std::exception_ptr recordings_error;
-  std::thread preload([&] {
-    try {
-      process_recordings();
-    } catch (...) {
-      recordings_error = std::current_exception();
-    }
-  });
+  std::thread preload;
+  if (!o.run_spec) {  // a spawned worker
+    set_recordings_choice(o.samples);
+    preload = std::thread([&] {
+      try {
+        data.recordings = process_recordings();
+      } catch (...) {
+        recordings_error = std::current_exception();
+      }
+    });
+  }
   try {
     if (!o.run_spec) loaded.emplace(load_spec(o.spec, aten_ops()));
     if (auto broken = device_unusable(target.device))
       std::cerr << "the device failed its first operation: " << *broken << "\n";
   } catch (...) {
-    preload.join();
+    if (preload.joinable()) preload.join();
     throw;
   }
-  preload.join();
+  if (preload.joinable()) preload.join();
   if (recordings_error) std::rethrow_exception(recordings_error);
-  return o.run_spec ? *o.run_spec : *loaded;
+  if (!data.spec) data.spec = &*loaded;
+  return data;
 }
 
 // Reads the next probes into `held` (handed out, not run yet): those of the next turn, with the probes that join it as
@@ -254,7 +266,7 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
   EnvReply ready;
   const ProbeTarget target = set_up_target(o, ready.env);
   std::optional<Spec> loaded;
-  const Spec& spec = get_ready(o, target, loaded);
+  const ProbeData data = get_ready(o, target, loaded);
   out << encode(ready) << std::flush;
   LineReader work(STDIN_FILENO);
   std::deque<WorkLine> held;  // handed out, not run yet
@@ -265,9 +277,10 @@ int run_worker(const WorkerOptions& o, std::ostream& out) {
     std::vector<ProbeRequest> requests;
     for (size_t k = 0; k < count; ++k) requests.push_back({held[k].op, held[k].dtype});
     const size_t caught_before = faults_caught();
-    const std::vector<ProbeResult> results = probe_ops(target, spec, requests, [&](size_t k, ProbeStage stage) {
-      if (on_target) on_target->store(stage_word(held[k].index, stage), std::memory_order_relaxed);
-    });
+    const std::vector<ProbeResult> results =
+        probe_ops(target, *data.spec, data.recordings, requests, [&](size_t k, ProbeStage stage) {
+          if (on_target) on_target->store(stage_word(held[k].index, stage), std::memory_order_relaxed);
+        });
     const bool caught = faults_caught() != caught_before;
     caught_any = caught_any || caught;
     const std::optional<std::string> broken = unusable_after(results, target.device);

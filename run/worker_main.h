@@ -12,6 +12,7 @@
 
 namespace mps_audit {
 
+class Recordings;
 struct Spec;
 
 struct WorkerOptions {
@@ -23,6 +24,8 @@ struct WorkerOptions {
   int lifeline = -1;             // a descriptor that reaches end of file when the parent is gone; -1: none
   int state = -1;  // a file whose first 8 bytes it shares with the parent: the probe on the target; -1: none
   const Spec* run_spec = nullptr;  // a forked worker's: the run's, parsed already; else the worker reads `spec`
+  // A forked worker's: the run's recorded samples, loaded already; else (null) the worker reads `samples`.
+  const Recordings* run_recordings = nullptr;
 };
 
 int run_worker(const WorkerOptions& options, std::ostream& out);
