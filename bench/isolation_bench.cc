@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <variant>
 
 #include <ATen/ops/add.h>
 #include <ATen/ops/allclose.h>
@@ -22,6 +23,7 @@
 #include "probe/spec.h"
 #include "registry/live_registry.h"
 #include "run/child_process.h"
+#include "run/worker_protocol.h"
 
 namespace mps_audit {
 namespace {
@@ -68,12 +70,15 @@ class WorkerProcess {
     return receive();
   }
   void send(const std::string& op, const std::string& dtype) {
-    const std::string line = "0\t" + op + "\t" + dtype + "\n";
+    const std::string line = work_line(0, op, dtype, /*joins=*/false);
     if (::write(in_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) throw std::runtime_error("w");
   }
   std::string receive() {
     std::string answer = read_line();
-    if (answer.rfind("result ", 0) != 0) throw std::runtime_error("not a result: " + answer);
+    // Read as the pool reads it (run/worker_protocol.h): the record's JSON is parsed too.
+    if (!std::holds_alternative<ResultReply>(parse_reply(answer))) {
+      throw std::runtime_error("not a result: " + answer);
+    }
     return answer;
   }
 
