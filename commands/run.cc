@@ -24,9 +24,9 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<std::string> verdict_names;
   for (Verdict k : kAllVerdicts) verdict_names.emplace_back(to_string(k));
   check_choices("--fail-on", o.fail_on, verdict_names);
-  const RunRequest request = check_run_options(o);
   std::optional<Results> baseline;
   if (!o.baseline.empty()) baseline = load_results(o.baseline);
+  const RunRequest request = check_run_options(o);
 
   const AuditedRun run = audit_run(request, baseline ? &*baseline : nullptr, err);
   const Results& doc = run.results;

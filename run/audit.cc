@@ -20,11 +20,12 @@
 namespace mps_audit {
 namespace {
 
-// What a run holds until its reports are written: the folder's lock, and its workers, reaped when it goes (Note
-// [Workers at the end] in run/pool.cc). The pool goes first.
+// What a run holds until its reports are written: the folder's lock, its plan, and its workers, reaped when it goes
+// (Note [Workers at the end] in run/pool.cc), whose pool refers to the plan. The pool goes first.
 struct Held {
-  explicit Held(const std::string& dir) : lock(dir) {}
+  Held(const std::string& dir, RunPlan made) : lock(dir), plan(std::move(made)) {}
   FolderLock lock;
+  const RunPlan plan;
   std::optional<WorkerPool> pool;
 };
 
@@ -76,12 +77,13 @@ void say_what_runs(const RunRequest& request, const RunPlan& plan, const RunJour
 }  // namespace
 
 AuditedRun audit_run(const RunRequest& request, const Results* baseline, std::ostream& err) {
-  const RunPlan plan = make_run_plan(request, err);
+  RunPlan made = make_run_plan(request, err);
   // From here on the folder is ours: nothing above wrote anything. A SIGINT or SIGTERM from now on stops the run
   // with its reports written (the pool sees it before handing out anything).
   std::optional<StopSignals> signals(std::in_place);
   make_directories(request.out_dir);
-  auto held = std::make_shared<Held>(request.out_dir);
+  auto held = std::make_shared<Held>(request.out_dir, std::move(made));
+  const RunPlan& plan = held->plan;
   RunJournal journal = open_journal(request, plan, err);
   const std::string log_path = start_workers_log(request, plan, journal.resuming);
   RunEnvironment env = run_environment(request, plan, journal);

@@ -1,15 +1,15 @@
 // The journal of a run: see journal.h.
 //
 // Note [Journal]
-// journal.jsonl: the first line is the plan's identity, {"journal": 1, "plan": {...}} (spec path and content hash,
-// target, emulated release and macOS rules, dtypes, ops filter, fallback mode, libtorch, shard, and a hash of the
-// plan itself); then {"environment": {...}} once workers reported it (the probes' device, emulator and libtorch, and
-// the host block, which a worker describes: see Note [Forked workers]), and one ProbeResult per line as results
-// arrive, each line written with one write() and flushed. `run --resume` reads it back: a run whose identity differs
-// is refused, the records fill their places in the plan (so reports list them in plan order whatever order they
-// arrived in), a last line cut short is dropped (and cut from the file), and only the probes without a record run.
-// The folder is locked (flock on .mps-audit.lock, close-on-exec) for the whole run, so two runs never write one
-// journal.
+// journal.jsonl: the first line is the plan's identity, {"journal": 1, "plan": {...}} (plan_identity() in
+// run/plan.cc: spec path and content hash, the recorded samples' hash, target, emulated release and macOS, dtypes, ops
+// filter, fallback mode, the expectations' mode and hash, libtorch, shard, a hash of the plan itself and its size);
+// then {"environment": {...}} once workers reported it (the probes' device, emulator and libtorch, and the host block,
+// which a worker describes: see Note [Forked workers]), and one ProbeResult per line as results arrive, each line
+// written with one write() and flushed. `run --resume` reads it back: a run whose identity differs is refused, the
+// records fill their places in the plan (so reports list them in plan order whatever order they arrived in), a last
+// line cut short is dropped (and cut from the file), and only the probes without a record run. The folder is locked
+// (flock on .mps-audit.lock, close-on-exec) for the whole run, so two runs never write one journal.
 #include "run/journal.h"
 
 #include <cerrno>

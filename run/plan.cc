@@ -37,11 +37,13 @@ std::map<std::string, std::string> linked_gaps(const Registry& release) {
   return emu::linked_kernel_gaps(release, live, &linked_release);
 }
 
-// The dtypes of a request: its pairs' when it names pairs, else as asked, else the spec's.
+// The dtypes of a request: its pairs' (in the pairs' sorted order, whatever order the caller gave them in) when it
+// names pairs, else as asked, else the spec's.
 std::vector<std::string> planned_dtypes(const RunRequest& request, const Spec& spec) {
   if (request.pairs.empty()) return request.dtypes.empty() ? spec.dtypes : request.dtypes;
   std::vector<std::string> dtypes;
-  for (const auto& [op, dtype] : request.pairs) {
+  const std::set<std::pair<std::string, std::string>> pairs(request.pairs.begin(), request.pairs.end());
+  for (const auto& [op, dtype] : pairs) {
     if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) dtypes.push_back(dtype);
   }
   return dtypes;
@@ -80,8 +82,9 @@ nlohmann::json plan_identity(const RunRequest& request, const RunPlan& plan, con
 // emulated release's YAML) and what the linked libtorch cannot show of it, the CPU's registry, PyTorch's expectations
 // and the ledger, and the spec. They do not depend on each other, so the samples and the target's registry are read on
 // threads of their own while this thread reads the rest; both are joined (std::future::get) before the plan is made,
-// and an error in either reaches the caller as it would from here, after any error of the spec. No thread of the run
-// is left when it forks its workers (Note [Forked workers] in run/worker_process.cc).
+// and an error in either reaches the caller as one from here would, after any error of the spec, the expectations and
+// the CPU's registry. No thread of the run is left when it forks its workers (Note [Forked workers] in
+// run/worker_process.cc).
 RunPlan make_run_plan(const RunRequest& request, std::ostream& err) {
   const Target& target = request.target;
   RunPlan plan;

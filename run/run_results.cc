@@ -74,7 +74,8 @@ Results finish_results(RunEnvironment env, bool host_described, const RunRequest
   Results doc;
   doc.environment = std::move(env);
   // Which release first had a native MPS kernel of each operator (the HTML report's "native since"), from the shipped
-  // releases' registries. Read here, not beside the workers: the run starts no threads (Note [Forked workers]).
+  // releases' registries. Read here, once the workers are done: no thread of the run may be running when it forks a
+  // worker (Note [Forked workers] in run/worker_process.cc).
   if (request.target.mps()) {
     std::vector<std::string> ops;
     for (const auto& p : plan.probes) {

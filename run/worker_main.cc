@@ -164,7 +164,9 @@ ProbeData get_ready(const WorkerOptions& o, const ProbeTarget& target, std::opti
   ProbeData data{o.run_spec, o.run_recordings};
   std::exception_ptr recordings_error;
   std::thread preload;
-  if (!o.run_spec) {  // a spawned worker
+  // A forked worker has the run's spec and recorded samples (none: null) in its options; a spawned one reads both.
+  MPS_AUDIT_ASSERT(o.run_spec || !o.run_recordings, "a worker given the run's recordings without its spec");
+  if (!o.run_spec) {
     set_recordings_choice(o.samples);
     preload = std::thread([&] {
       try {
