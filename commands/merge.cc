@@ -1,6 +1,7 @@
 // `mps-audit merge`: see merge.h.
 #include "commands/merge.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <map>
@@ -11,6 +12,7 @@
 #include "common/diagnostics.h"
 #include "common/output_file.h"
 #include "common/paths.h"
+#include "emu/timeline.h"
 #include "report/renderers.h"
 #include "results/merge.h"
 
@@ -39,7 +41,9 @@ int run_merge(const MergeOptions& o, std::ostream& out) {
   }
   std::vector<MergeInput> parts;
   for (const auto& path : o.inputs) parts.push_back({path, load_results(path)});
-  const Results merged = merge_results(parts);
+  Results merged = merge_results(parts);
+  // Shards that wrote no HTML report read no timeline for it (Note [Native since, when asked] in emu/timeline.cc).
+  if (std::find(o.formats.begin(), o.formats.end(), "html") != o.formats.end()) emu::add_native_since(merged);
 
   // results.json's text goes to OUT.json; the other formats are written beside it under their usual names.
   std::vector<std::string> others;

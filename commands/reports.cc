@@ -11,13 +11,16 @@
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/text.h"
+#include "emu/timeline.h"
 #include "report/diff_report.h"
 #include "report/renderers.h"
 
 namespace mps_audit {
 int run_render(const RenderCommandOptions& o, std::ostream& out) {
   check_report_formats(o.formats);
-  const Results results = load_results(o.input);
+  Results results = load_results(o.input);
+  // A run that wrote no HTML report read no timeline for it (Note [Native since, when asked] in emu/timeline.cc).
+  if (std::find(o.formats.begin(), o.formats.end(), "html") != o.formats.end()) emu::add_native_since(results);
   RenderOptions render;
   render.strict = o.strict;
   const std::string dir = o.out_dir.empty() ? parent_path(o.input) : o.out_dir;

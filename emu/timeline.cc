@@ -10,6 +10,7 @@
 
 #include "common/diagnostics.h"
 #include "common/output_file.h"
+#include "common/target.h"
 #include "common/text.h"
 #include "emu/emulated_mac.h"
 #include "emu/expectations.h"
@@ -257,6 +258,22 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
                        dtype_text(o, "; "), bugs.empty() ? "" : "; known bugs: " + bugs);
   }
   return out;
+}
+
+// Note [Native since, when asked]
+// Which shipped release first had a native MPS kernel of each operator is read from every shipped release's
+// registry: three YAML files besides the run's own, over half a second on two cores, and only the HTML report shows
+// it. So a run reads them only when it writes that report (RunRequest::native_since), and results.json holds the
+// timeline only then; `mps-audit render` and `merge` read them for results without one when they write the HTML
+// report, so that report is the same whether written by the run or later.
+void add_native_since(Results& results, const std::map<std::string, const Registry*>& loaded) {
+  const std::optional<TargetKind> kind = target_kind_named(results.environment.target);
+  if (!results.timeline.releases.empty() || !kind || !Target{*kind, {}}.mps()) return;
+  std::vector<std::string> ops;
+  for (const auto& r : results.records) {
+    if (ops.empty() || ops.back() != r.op) ops.push_back(r.op);
+  }
+  results.timeline = native_since(ops, loaded);
 }
 
 }  // namespace mps_audit::emu

@@ -52,6 +52,10 @@ Timeline compute_timeline(const std::string& ops_regex, MacosVersion macos);
 // them with a native MPS kernel. `loaded`: a release's MPS registry the caller has already (version -> registry).
 ReleaseTimeline native_since(const std::vector<std::string>& ops,
                              const std::map<std::string, const Registry*>& loaded = {});
+// Note [Native since, when asked]: the same for the operators of a run on MPS (real or emulated), in `results`, when
+// it has none yet: what the HTML report's "native since" column shows. A run reads the shipped releases for it only
+// when it writes that report; `render` and `merge` fill it in for one that did not. Nothing for another target.
+void add_native_since(Results& results, const std::map<std::string, const Registry*>& loaded = {});
 
 std::string render_timeline(const Timeline& t, const std::string& format);
 

@@ -113,6 +113,7 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   run.fallback = o.fallback;
   run.expectations = o.expectations;
   run.out_dir = join_path(o.out_dir, "replay");
+  run.formats = {};  // the replay's reports are the program's (below), none of the run's
   run.timeout_s = o.timeout_s;
   run.jobs = o.jobs;
   run.samples = o.calls;

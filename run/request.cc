@@ -58,6 +58,7 @@ RunRequest check_run_options(const RunOptions& o) {
   r.not_probed = o.not_probed;
   r.self = o.self;
   r.progress = o.progress;
+  r.native_since = std::find(o.formats.begin(), o.formats.end(), "html") != o.formats.end();
   return r;
 }
 

@@ -23,8 +23,8 @@ struct RunOptions {
   std::string ops;                  // regex on "aten::name.overload"; empty: all
   std::vector<std::string> dtypes;  // empty: the spec's defaults
   std::string out_dir = "out";
-  std::vector<std::string> formats = {"json", "md", "html"};
-  std::string fallback = "on";        // on, off: PYTORCH_ENABLE_MPS_FALLBACK for the workers
+  std::vector<std::string> formats = {"json", "md", "html"};  // the reports the command writes
+  std::string fallback = "on";                                // on, off: PYTORCH_ENABLE_MPS_FALLBACK for the workers
   std::string expectations = "auto";  // PyTorch's MPS expectations: auto, predict, check, off (emu/expected_verdicts.h)
   double timeout_s = 60;              // per probe; must be positive and finite
   std::optional<int> jobs;            // worker processes, 1 or more; unset: one per core
@@ -64,6 +64,9 @@ struct RunRequest {
   std::map<std::string, std::string> not_probed;
   std::string self;
   bool progress = true;
+  // The HTML report is asked for: the results say which release first had a native MPS kernel of each operator
+  // (Note [Native since, when asked] in emu/timeline.cc).
+  bool native_since = false;
 };
 
 // Checks every flag of a run (UserError with the flag's name, exit 2) and makes the typed request: the target and

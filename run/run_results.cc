@@ -73,18 +73,6 @@ Results finish_results(RunEnvironment env, bool host_described, const RunRequest
   }
   Results doc;
   doc.environment = std::move(env);
-  // Which release first had a native MPS kernel of each operator (the HTML report's "native since"), from the shipped
-  // releases' registries. Read here, once the workers are done: no thread of the run may be running when it forks a
-  // worker (Note [Forked workers] in run/worker_process.cc).
-  if (request.target.mps()) {
-    std::vector<std::string> ops;
-    for (const auto& p : plan.probes) {
-      if (ops.empty() || ops.back() != p.op) ops.push_back(p.op);
-    }
-    std::map<std::string, const Registry*> loaded;
-    if (request.target.emulated() && !plan.release_version.empty()) loaded[plan.release_version] = &plan.statuses;
-    doc.timeline = emu::native_since(ops, loaded);
-  }
   doc.run.planned = plan.probes.size();
   doc.run.finished = journal.finished;
   doc.run.shard = request.shard.to_string();
@@ -93,6 +81,14 @@ Results finish_results(RunEnvironment env, bool host_described, const RunRequest
     if (journal.done[i]) doc.records.push_back(std::move(journal.results[i]));
   }
   MPS_AUDIT_ASSERT(stopped_by || doc.records.size() == plan.probes.size(), "a planned probe without a record");
+  // Which release first had a native MPS kernel of each operator, when the HTML report asks for it (Note [Native
+  // since, when asked] in emu/timeline.cc). Read here, once the workers are done: no thread of the run may be running
+  // when it forks a worker (Note [Forked workers] in run/worker_process.cc).
+  if (request.native_since) {
+    std::map<std::string, const Registry*> loaded;
+    if (request.target.emulated() && !plan.release_version.empty()) loaded[plan.release_version] = &plan.statuses;
+    emu::add_native_since(doc, loaded);
+  }
   write_file_atomically(order.costs_path, render_probe_costs(std::move(order.costs), doc.records));
   return doc;
 }

@@ -37,6 +37,36 @@ TEST(CliReport, RenderWritesEveryFormatFromAResultsFile) {
   EXPECT_EQ(testing::slurp(dir.path() + "/reports/results.md"), testing::slurp(fixture("run.md")));
 }
 
+// Note [Native since, when asked]: a run reads the shipped releases for the HTML report's "native since" column only
+// when it writes that report; render reads them for a results.json without them, and draws the same column.
+TEST(CliReport, NativeSinceIsReadOnlyForTheHtmlReportAndRenderFillsItIn) {
+  TempDir dir;
+  const auto timeline = [](const std::string& path) {
+    return nlohmann::json::parse(testing::slurp(path)).value("timeline", nlohmann::json());
+  };
+  const auto run = [&](const std::string& out, const char* formats) {
+    return run_mps_audit({"run", "--target", "mps-emu", "--ops", "^aten::(sin|round\\.decimals)$", "--dtypes",
+                          "float32", "--format", formats, "--out", dir.path() + "/" + out, "--no-progress"});
+  };
+  const auto with_html = run("html", "json,html");
+  ASSERT_EQ(with_html.exit_code, 0) << with_html.err;
+  const nlohmann::json read = timeline(dir.path() + "/html/results.json");
+  ASSERT_TRUE(read.is_object());
+  EXPECT_EQ(read["native_since"]["aten::round.decimals"], "2.11.0");
+  const auto json_only = run("json", "json");
+  ASSERT_EQ(json_only.exit_code, 0) << json_only.err;
+  EXPECT_TRUE(timeline(dir.path() + "/json/results.json").is_null());
+  const auto rendered = run_mps_audit(
+      {"render", dir.path() + "/json/results.json", "--format", "json,html", "-o", dir.path() + "/rendered"});
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  EXPECT_EQ(timeline(dir.path() + "/rendered/results.json"), read);
+  // And a render without the HTML report reads nothing for it.
+  const auto md =
+      run_mps_audit({"render", dir.path() + "/json/results.json", "--format", "json,md", "-o", dir.path() + "/md"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_TRUE(timeline(dir.path() + "/md/results.json").is_null());
+}
+
 TEST(CliReport, MarkdownIsAppendedToTheGithubStepSummary) {
   TempDir dir;
   const std::string summary = dir.write("summary.md", "earlier step\n");
