@@ -53,9 +53,11 @@ void check_target_request(const TargetRequest& request) {
 Target make_target(const TargetRequest& request, std::string& why) {
   const std::optional<TargetKind> named = checked_kind(request.target);
   const TorchInfo torch = linked_torch_info();
-  TargetKind kind = named.value_or(TargetKind::kMpsEmu);
+  const TargetKind kind = named            ? *named
+                          : torch.has_mps  ? TargetKind::kMps
+                          : torch.has_cuda ? TargetKind::kCuda
+                                           : TargetKind::kMpsEmu;
   if (!named) {
-    kind = torch.has_mps ? TargetKind::kMps : torch.has_cuda ? TargetKind::kCuda : TargetKind::kMpsEmu;
     why = fmt::format("target: auto picked {}{}\n", to_string(kind),
                       kind == TargetKind::kMpsEmu ? " (this libtorch has neither MPS nor CUDA: MPS is emulated)" : "");
   }
