@@ -2,13 +2,8 @@
 // and journals results as they arrive so that an interrupted run can be resumed. commands/run.h writes its reports.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <optional>
 #include <ostream>
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "results/results_file.h"
 #include "run/request.h"
