@@ -1,7 +1,6 @@
 // `mps-audit merge`: see merge.h.
 #include "commands/merge.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <map>
@@ -43,7 +42,7 @@ int run_merge(const MergeOptions& o, std::ostream& out) {
   for (const auto& path : o.inputs) parts.push_back({path, load_results(path)});
   Results merged = merge_results(parts);
   // Shards that wrote no HTML report read no timeline for it (Note [Native since, when asked] in emu/timeline.cc).
-  if (std::find(o.formats.begin(), o.formats.end(), "html") != o.formats.end()) emu::add_native_since(merged);
+  if (shows_native_since(o.formats)) emu::add_native_since(merged);
 
   // results.json's text goes to OUT.json; the other formats are written beside it under their usual names.
   std::vector<std::string> others;

@@ -20,7 +20,7 @@ int run_render(const RenderCommandOptions& o, std::ostream& out) {
   check_report_formats(o.formats);
   Results results = load_results(o.input);
   // A run that wrote no HTML report read no timeline for it (Note [Native since, when asked] in emu/timeline.cc).
-  if (std::find(o.formats.begin(), o.formats.end(), "html") != o.formats.end()) emu::add_native_since(results);
+  if (shows_native_since(o.formats)) emu::add_native_since(results);
   RenderOptions render;
   render.strict = o.strict;
   const std::string dir = o.out_dir.empty() ? parent_path(o.input) : o.out_dir;

@@ -27,6 +27,9 @@ const std::vector<std::string>& report_formats();
 std::string report_file_name(std::string_view format);
 // Throws UserError for a name that is not a format, with a suggestion.
 void check_report_formats(const std::vector<std::string>& formats);
+// Whether `formats` include the report that shows which release first had a native MPS kernel of each operator (the
+// HTML report's "native since" column: Note [Native since, when asked] in emu/timeline.cc).
+bool shows_native_since(const std::vector<std::string>& formats);
 
 std::string render_report(const Results& results, std::string_view format, const RenderOptions& options = {});
 // Writes each format's file into `dir` (made if missing), each atomically. When `format` includes md and

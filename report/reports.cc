@@ -30,6 +30,10 @@ void check_report_formats(const std::vector<std::string>& formats) {
   check_choices("--format", formats, report_formats());
 }
 
+bool shows_native_since(const std::vector<std::string>& formats) {
+  return std::find(formats.begin(), formats.end(), "html") != formats.end();
+}
+
 std::string render_report(const Results& results, std::string_view format, const RenderOptions& options) {
   if (format == "json") return render_results_json(results);
   if (format == "md") return render_markdown(results, options);

@@ -14,6 +14,7 @@
 #include "emu/expected_verdicts.h"
 #include "probe/dtypes.h"
 #include "probe/recorded_samples.h"
+#include "report/renderers.h"
 
 namespace mps_audit {
 
@@ -58,7 +59,7 @@ RunRequest check_run_options(const RunOptions& o) {
   r.not_probed = o.not_probed;
   r.self = o.self;
   r.progress = o.progress;
-  r.native_since = std::find(o.formats.begin(), o.formats.end(), "html") != o.formats.end();
+  r.native_since = shows_native_since(o.formats);
   return r;
 }
 

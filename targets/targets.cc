@@ -36,11 +36,12 @@ Target make_target_of_kind(TargetKind kind, const TargetRequest& request) {
   t.kind = kind;
   const std::string folder = request.emu_release.empty() ? "" : release_folder(request.emu_release);
   if (!request.emu_macos.empty()) emu::parse_emu_macos("--emu-macos", request.emu_macos);
-  emu::parse_chip("--emu-chip", request.emu_chip.empty() ? "any" : request.emu_chip);
+  const std::string chip = request.emu_chip.empty() ? "any" : request.emu_chip;
+  emu::parse_chip("--emu-chip", chip);
   if (!t.emulated()) return t;
   t.emu.release_dir = folder.empty() ? emu::default_release_dir() : folder;
   t.emu.macos = request.emu_macos;
-  t.emu.chip = request.emu_chip.empty() ? "any" : request.emu_chip;
+  t.emu.chip = chip;
   if (!t.emu.release_dir.empty()) t.emu.release_version = resolve_release(t.emu.release_dir, "MPS").version;
   return t;
 }
