@@ -47,10 +47,12 @@
 //   sizes are made in the dtypes the known bugs of their conditions name (data/mps_known_bugs.yaml, 2026-11), each
 //   standing for the other dtypes of its kind, whose kernels mostly take the same route for a layout or a shape
 //   (wanted()): the view in float32, int64, int32 and bool; rank 5 in float32, int32 and bool; the smaller size in
-//   float32 and int64; the larger size in float32, when a run of the operator at 8,193 elements on the CPU can take
-//   0.1 ms (its cost depends on the values: cumprod_backward of integers with zeros among them is quadratic; an
-//   operator near the limit may get the larger size in one run and not another); repeated indices and the CPU scalar
-//   in float32 and int64. The default audit's time stays within a fifth of what it was (docs/inputs.md).
+//   float32 and int64; the larger size in float32; repeated indices and the CPU scalar in float32 and int64. Which
+//   samples are made is a function of the operator, its base sample and the dtype alone, never of a clock: the same
+//   run makes the same samples on a busy machine as on an idle one (a check of the larger size's cost on the CPU by
+//   the time it took made `tan` float32 get it in one run and not in another). The meta check above bounds the work:
+//   results of at most 8 times the input's elements. The default audit's time stays within a fifth of what it was
+//   (docs/inputs.md).
 // - Operators whose result depends on memory outside the view or on its strides (as_strided, set_, _reshape_alias)
 //   get no condition samples, nor do samples with named, sparse or quantized tensors, nor a program's calls replayed
 //   by `mps-audit model --calls`, whose verdicts are over the program's own inputs (Note [Replaying a program's calls]
@@ -58,7 +60,6 @@
 #include "probe/condition_samples.h"
 
 #include <algorithm>
-#include <ctime>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -244,34 +245,7 @@ std::optional<std::vector<c10::IValue>> stretched(const SampleInputs& base, cons
   });
 }
 
-// Whether a run of `op` on `args` on the CPU can take at most `seconds` of this thread's time (not the wall's, which
-// another process's turn on a shared core would lengthen): up to three runs, the first within it deciding, so that a
-// run slowed by what shares the core (its caches, a frequency) does not decide alone.
-bool cheap_on_cpu(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args, double seconds) {
-  const auto now = [] {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-  };
-  for (int run = 0; run < 3; ++run) {
-    torch::jit::Stack stack;
-    for (const c10::IValue& v : args) {
-      stack.push_back(map_tensors(v, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; }));
-    }
-    const double begun = now();
-    try {
-      op.callBoxed(&stack);
-    } catch (const std::exception&) {
-      return false;
-    }
-    const double took = now() - begun;
-    if (took <= seconds) return true;
-    if (took > 4 * seconds) return false;  // far beyond: no second try
-  }
-  return false;
-}
-
-// `size`: kSmallerSize, or kLargerSize (after a check of its cost on the CPU).
+// `size`: kSmallerSize or kLargerSize.
 std::optional<std::vector<c10::IValue>> sized(const c10::OperatorHandle& op, c10::ScalarType dtype,
                                               const SampleInputs& base, int64_t size, ConditionMemory& memory) {
   const c10::FunctionSchema& schema = op.schema();
@@ -294,11 +268,6 @@ std::optional<std::vector<c10::IValue>> sized(const c10::OperatorHandle& op, c10
     memory.refused |= condition_bit(condition);
     return std::nullopt;
   }
-  // The cost depends on the values too (cumprod_backward of integers, with zeros among them, is quadratic or worse
-  // where that of floats is not): checked in the dtype the larger size is tried in.
-  if (condition == Condition::kSize1025) return args;
-  const auto smaller = stretched(base, *main, kCostCheckSize);
-  if (!smaller || !cheap_on_cpu(op, *smaller, kCostCheckSeconds)) return std::nullopt;
   return args;
 }
 

@@ -29,12 +29,9 @@ inline constexpr unsigned condition_bit(Condition c) {
 std::string_view condition_name(Condition c);
 
 // The sizes of one dimension the size samples have: past every route change of the known bugs that is cheap to reach
-// (256, 1024, 32768 elements along one dimension). The larger one is checked for its cost on the CPU first (Note
-// [Condition samples]), at a quarter of its size, within this much of the thread's time.
+// (256, 1024, 32768 elements along one dimension).
 inline constexpr int64_t kSmallerSize = 1025;
 inline constexpr int64_t kLargerSize = 32769;
-inline constexpr int64_t kCostCheckSize = 8193;
-inline constexpr double kCostCheckSeconds = 0.0001;
 
 struct ConditionSample {
   Condition condition;
