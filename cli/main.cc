@@ -110,8 +110,12 @@ int main(int argc, char** argv) {
   run->add_option("--timeout", run_opts.timeout_s, "Seconds one probe may take")->capture_default_str();
   run->add_option_function<int>(
       "-j,--jobs", [&](const int& n) { run_opts.jobs = n; }, "Worker processes (default: one per core)");
-  run->add_option("--fail-on", run_opts.fail_on, "Exit 1 when any result has one of these verdicts")->delimiter(',');
+  run->add_option("--fail-on", run_opts.fail_on,
+                  "Exit 1 when any result has one of these verdicts (or 'conditional': a conditional failure)")
+      ->delimiter(',');
   run->add_option("--baseline", run_opts.baseline, "Exit 1 when a verdict got worse than in this results.json");
+  run->add_flag("--fail-on-conditional", run_opts.fail_on_conditional,
+                "--baseline: a new conditional failure (fails under a condition only) is a regression too");
   run->add_flag("--strict", run_opts.strict, "JUnit: unsupported and fallback are failures too");
   run->add_flag("!--no-progress", run_opts.progress, "No progress line");
   run->add_flag("--resume", run_opts.resume,
@@ -161,6 +165,8 @@ int main(int argc, char** argv) {
   gate->add_option("new", gate_opts.now, "The new results.json")->required();
   gate->add_option("--format", gate_opts.format, "text, md (for a PR comment) or json")->capture_default_str();
   gate->add_option("-o,--output", gate_opts.output, "Write to this file instead of standard output");
+  gate->add_flag("--fail-on-conditional", gate_opts.fail_on_conditional,
+                 "A new conditional failure (fails under a condition only) is a regression too");
   gate->add_option("--update-baseline", gate_opts.update_baseline,
                    "Write the new results here when nothing regressed (a ratchet)");
 

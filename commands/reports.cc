@@ -32,7 +32,7 @@ int run_diff(const DiffCommandOptions& o, std::ostream& out) {
   check_choice("--format", o.format, {"text", "md", "json"});
   const Results base = load_results(o.base);
   const Results now = load_results(o.now);
-  const RunDiff d = diff_runs(base, now);
+  const RunDiff d = diff_runs(base, now, o.fail_on_conditional);
   emit(render_diff(d, o.format), o.output, out);
   if (!o.update_baseline.empty()) {
     if (d.has_regressions()) {

@@ -19,10 +19,11 @@ struct RenderCommandOptions {
 int run_render(const RenderCommandOptions& options, std::ostream& out);
 
 struct DiffCommandOptions {
-  std::string base, now;        // results.json files
-  std::string format = "text";  // text, md, json
-  std::string output;           // default: standard output
-  std::string update_baseline;  // write `now` here when the gate passes
+  std::string base, now;             // results.json files
+  std::string format = "text";       // text, md, json
+  std::string output;                // default: standard output
+  std::string update_baseline;       // write `now` here when the gate passes
+  bool fail_on_conditional = false;  // a new conditional failure fails the gate too
 };
 // Exit code 1 when a record regressed (Note [What counts as a regression]).
 int run_diff(const DiffCommandOptions& options, std::ostream& out);

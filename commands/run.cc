@@ -23,6 +23,7 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   check_report_formats(o.formats);
   std::vector<std::string> verdict_names;
   for (Verdict k : kAllVerdicts) verdict_names.emplace_back(to_string(k));
+  verdict_names.emplace_back("conditional");  // a conditional failure (Note [Conditional failures])
   check_choices("--fail-on", o.fail_on, verdict_names);
   std::optional<Results> baseline;
   if (!o.baseline.empty()) baseline = load_results(o.baseline);
@@ -47,9 +48,11 @@ int run_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
     return 128 + run.stopped_by;
   }
   int exit_code = kExitOk;
-  if (baseline) exit_code = apply_baseline_gate(doc, *baseline, o.out_dir, out);
+  if (baseline) exit_code = apply_baseline_gate(doc, *baseline, o.out_dir, o.fail_on_conditional, out);
+  const bool on_conditional = std::find(o.fail_on.begin(), o.fail_on.end(), "conditional") != o.fail_on.end();
   for (const auto& r : doc.records) {
-    if (std::find(o.fail_on.begin(), o.fail_on.end(), to_string(r.verdict)) != o.fail_on.end()) {
+    if (std::find(o.fail_on.begin(), o.fail_on.end(), to_string(r.verdict)) != o.fail_on.end() ||
+        (on_conditional && has_conditional_failure(r))) {
       return kExitGateFailed;
     }
   }

@@ -20,27 +20,56 @@ namespace mps_audit::emu {
 // Note [Known bugs]
 // PyTorch's lists say what its own tests saw; users meet more: a crash at rank 5, wrong values above a size, a view's
 // storage offset, repeated indices, a CPU scalar operand, a macOS minor version, a chip family. The ledger
-// (data/mps_known_bugs.yaml, docs/expectations.md) holds such bugs, each citing the thread it comes from. A record
-// meets an entry when the entry names its operator (or the operator's base name) and dtype, the bug is in the
-// emulated release (seen in it or before, or not said; not fixed by it), the macOS condition holds, and the chip is
-// one it names. The entry is then carried in the record; it decides the verdict only where
+// (data/mps_known_bugs.yaml, data/README.md) holds such bugs, each citing the thread it comes from and the fix that
+// closed it, with the thread's own call (its repro). A record meets an entry when the entry names its operator (or the
+// operator's base name) and dtype, the bug is in the emulated release (seen in it or before, or not said; not fixed
+// by it), the macOS condition holds, and the chip is one it names. The entry is then carried in the record; it
+// decides something only where
 // - the ledger places the bug near the release: between the release it was seen in and the one that fixed it, or
 //   with a fix not recorded, within two minor versions after it was seen (a bug reported at 2.0 is not assumed in
 //   2.14), with the release it was seen in not recorded, within two before the fix; with neither, never, and
-// - one of the record's samples met its input condition (condition_met(): the prober's samples say what they were
-//   like, results/result.h SampleTraits; a condition the prober cannot build, `other`, is never met), and
+// - a sample met its condition (condition_met(), Note [Conditions of known bugs] in bug_conditions.cc), and
 // - it names no chip, or names the emulated one (--emu-chip any: a chip-dependent bug is noted, never applied), and
-// - the record is still what the target gave (PyTorch's own lists come first, emu/expected_verdicts.cc):
-//   on emulated MPS a pass becomes known_failure (an observed fallback, refusal or crash stays); on a real Mac a
-//   failure is xfail and a pass is xpass, "looks fixed: confirm and close", with the thread to close.
+// - what it decides is still what the target gave (PyTorch's own lists come first, emu/expected_verdicts.cc).
+//
+// Note [Conditional failures]
+// A record's verdict is what its ordinary samples (the spec's, the recorded ones, synthesized ones) show, and only an
+// unconditional bug (`any`: every input of its dtypes) decides it: on emulated MPS a pass becomes known_failure (an
+// observed fallback, refusal or crash stays); on a real Mac a failure is xfail and a pass is xpass, "looks fixed:
+// confirm and close", with the thread to close. A bug with a narrower condition (a view, rank 5, a size, an argument's
+// value) is a conditional failure: the operator works for ordinary inputs and fails under it. It applies where a
+// sample met its condition: then the condition sample that met it (ProbeResult::conditions) takes the verdict the bug
+// gives, as above, and the record says which bug and which condition, beside its own verdict, which stays. So
+// conv2d on 2.11.0 is a pass with a conditional failure on chunk() channel views (pytorch-169342), not "broken". Where
+// one of the record's ordinary samples met such a condition, the bug applies to the record as a conditional failure
+// too (KnownBugNote::applies without a condition), and its verdict stays.
 
 namespace {
 
-const std::regex kWhen(
-    "any|other|non_contiguous|storage_offset|duplicate_indices|out_of_range_indices|cpu_scalar|empty|channels_last|"
-    "rank_ge:[0-9]+|size_gt:[0-9]+|numel_gt:[0-9]+|kwarg:[a-z_]+");
 const std::regex kVersion("unknown|[0-9]+\\.[0-9]+\\.[0-9]+");
+const std::regex kDate("[0-9]{4}-[0-9]{2}-[0-9]{2}");
 constexpr const char* kKinds[] = {"wrong_result", "crash", "hang", "error"};
+const std::vector<std::string> kEntryKeys = {"id",
+                                             "source",
+                                             "summary",
+                                             "kind",
+                                             "ops",
+                                             "dtypes",
+                                             "when",
+                                             "when_detail",
+                                             "seen_in",
+                                             "seen_in_note",
+                                             "macos",
+                                             "chips",
+                                             "fix",
+                                             "fix_merged",
+                                             "fix_evidence",
+                                             "cherry_picked_into",
+                                             "fixed_in_stated",
+                                             "fixed_in",
+                                             "checked",
+                                             "repro",
+                                             "repro_note"};
 
 class Reader {
  public:
@@ -76,9 +105,69 @@ class Reader {
     }
     return out;
   }
+  std::string version(const YAML::Node& e, const char* key, bool required) const {
+    std::string v = scalar(e, key, required);
+    if (v.empty()) v = "unknown";
+    if (!std::regex_match(v, kVersion)) fail(e[key], fmt::format("{} '{}': expected X.Y.Z or unknown", key, v));
+    return v;
+  }
+  std::string date(const YAML::Node& e, const char* key, bool required) const {
+    const std::string v = scalar(e, key, required);
+    if (!v.empty() && !std::regex_match(v, kDate)) fail(e[key], fmt::format("{} '{}': expected YYYY-MM-DD", key, v));
+    return v;
+  }
+
+  std::vector<std::string> when(const YAML::Node& e) const {
+    const YAML::Node n = e["when"];
+    if (!n) fail(e, "entry has no 'when'");
+    std::vector<std::string> atoms =
+        n.IsScalar() ? std::vector<std::string>{n.as<std::string>()} : list(e, "when", true);
+    for (size_t k = 0; k < atoms.size(); ++k) {
+      if (!std::regex_match(atoms[k], known_bug_atom())) {
+        fail(n.IsScalar() ? n : n[k],
+             fmt::format("unknown condition '{}': expected any, other, non_contiguous, storage_offset, channels_last, "
+                         "empty, duplicate_indices, out_of_range_indices, cpu_scalar, nan, inf, rank_ge:N, "
+                         "size_gt:N, numel_gt:N, bytes_gt:N or arg:NAME<op>VALUE (op one of = != > >= < <=)",
+                         atoms[k]));
+      }
+    }
+    if (atoms.size() > 1 && std::find(atoms.begin(), atoms.end(), "any") != atoms.end()) {
+      fail(n, "'any' stands alone: every input meets it");
+    }
+    return atoms;
+  }
+
+  KnownBugRepro repro(const YAML::Node& r) const {
+    if (!r.IsMap()) fail(r, "'repro' must be a mapping: {op, args}");
+    for (const auto& kv : r) {
+      const std::string key = kv.first.as<std::string>();
+      if (key != "op" && key != "args" && key != "cpu" && key != "note") {
+        fail(kv.first,
+             fmt::format("unknown key '{}' in repro{}", key, did_you_mean(key, {"op", "args", "cpu", "note"})));
+      }
+    }
+    KnownBugRepro out;
+    out.where = at(r);
+    out.op = scalar(r, "op", true);
+    if (out.op.rfind("aten::", 0) != 0) fail(r["op"], fmt::format("operator '{}': expected aten::NAME", out.op));
+    out.args = r["args"] ? r["args"] : YAML::Node(YAML::NodeType::Map);
+    if (!out.args.IsMap()) fail(r["args"], "repro args must map argument names to values");
+    if (r["cpu"]) {
+      if (scalar(r, "cpu", false) != "raises") fail(r["cpu"], "repro cpu: the only value is 'raises'");
+      out.cpu_raises = true;
+    }
+    out.note = scalar(r, "note", false);
+    return out;
+  }
 
   KnownBug entry(const YAML::Node& e) const {
     if (!e.IsMap()) fail(e, "an entry must be a mapping");
+    for (const auto& kv : e) {
+      const std::string key = kv.first.as<std::string>();
+      if (std::find(kEntryKeys.begin(), kEntryKeys.end(), key) == kEntryKeys.end()) {
+        fail(kv.first, fmt::format("unknown key '{}' in an entry{}", key, did_you_mean(key, kEntryKeys)));
+      }
+    }
     KnownBug b;
     b.where = at(e);
     b.id = scalar(e, "id", true);
@@ -88,24 +177,19 @@ class Reader {
     }
     b.dtypes = list(e, "dtypes", true);
     if (std::find(b.dtypes.begin(), b.dtypes.end(), "all") != b.dtypes.end()) b.dtypes.clear();
-    b.when = scalar(e, "when", true);
-    if (!std::regex_match(b.when, kWhen)) {
-      fail(e["when"], fmt::format("unknown condition '{}': expected any, other, non_contiguous, storage_offset, "
-                                  "duplicate_indices, out_of_range_indices, cpu_scalar, empty, channels_last, "
-                                  "rank_ge:N, size_gt:N, numel_gt:N or kwarg:NAME",
-                                  b.when));
-    }
+    b.when = when(e);
     b.kind = scalar(e, "kind", true);
     if (std::find(std::begin(kKinds), std::end(kKinds), b.kind) == std::end(kKinds)) {
       fail(e["kind"], fmt::format("unknown kind '{}': expected wrong_result, crash, hang or error{}", b.kind,
                                   did_you_mean(b.kind, {"wrong_result", "crash", "hang", "error"})));
     }
-    for (const char* key : {"seen_in", "fixed_in"}) {
-      std::string v = scalar(e, key, std::string(key) == "fixed_in");
-      if (v.empty()) v = "unknown";
-      if (!std::regex_match(v, kVersion)) fail(e[key], fmt::format("{} '{}': expected X.Y.Z or unknown", key, v));
-      (std::string(key) == "seen_in" ? b.seen_in : b.fixed_in) = v;
-    }
+    b.seen_in = version(e, "seen_in", false);
+    b.seen_in_note = scalar(e, "seen_in_note", false);
+    b.fixed_in = version(e, "fixed_in", true);
+    b.fix = scalar(e, "fix", false);
+    b.fix_merged = date(e, "fix_merged", false);
+    if (!b.fix.empty() && b.fix_merged.empty()) fail(e["fix"], "a fix needs 'fix_merged': the date it merged");
+    b.checked = date(e, "checked", false);
     b.macos = scalar(e, "macos", false);
     if (!b.macos.empty()) {
       std::string bad;
@@ -125,21 +209,17 @@ class Reader {
     }
     b.when_detail = scalar(e, "when_detail", false);
     b.source = scalar(e, "source", true);
-    b.fix = scalar(e, "fix", false);
     b.summary = scalar(e, "summary", true);
+    if (e["repro"]) {
+      b.repro = repro(e["repro"]);
+      if (b.repro->note.empty()) b.repro->note = scalar(e, "repro_note", false);
+    }
     return b;
   }
 
  private:
   std::string path_;
 };
-
-std::string kind_words(const std::string& kind) {
-  if (kind == "wrong_result") return "wrong results";
-  if (kind == "crash") return "a crash";
-  if (kind == "hang") return "a hang";
-  return "an error";
-}
 
 // "seen in 2.7.0, fixed in 2.14.0" / "not fixed as of 2.11.0"
 std::string history(const KnownBug& b, const std::string& release) {
@@ -248,27 +328,53 @@ std::optional<KnownBugs> load_shipped_known_bugs() {
   return std::nullopt;
 }
 
-std::string condition_met(const std::string& when, const SampleTraits& t) {
-  const size_t colon = when.find(':');
-  const std::string name = when.substr(0, colon);
-  const std::string arg = colon == std::string::npos ? "" : when.substr(colon + 1);
-  const auto number = [&]() { return std::stoll(arg); };
-  if (name == "any") return "every sample";
-  if (name == "rank_ge" && t.max_rank >= number()) return fmt::format("a rank-{} argument", t.max_rank);
-  if (name == "size_gt" && t.max_size > number()) return fmt::format("a dimension of size {}", t.max_size);
-  if (name == "numel_gt" && t.max_numel > number()) return fmt::format("an argument of {} elements", t.max_numel);
-  if (name == "non_contiguous" && t.non_contiguous) return "a non-contiguous argument";
-  if (name == "storage_offset" && t.storage_offset) return "an argument at a storage offset";
-  if (name == "duplicate_indices" && t.duplicate_indices) return "duplicate indices";
-  if (name == "out_of_range_indices" && t.out_of_range_indices) return "out-of-range indices";
-  if (name == "cpu_scalar" && t.cpu_scalar) return "a CPU scalar operand";
-  if (name == "empty" && t.empty) return "an empty argument";
-  if (name == "channels_last" && t.channels_last) return "a channels-last argument";
-  if (name == "kwarg" && std::find(t.kwargs.begin(), t.kwargs.end(), arg) != t.kwargs.end()) {
-    return fmt::format("the keyword argument {}", arg);
-  }
-  return "";
+KnownBugNote note_of(const KnownBug& b) {
+  KnownBugNote note;
+  note.id = b.id;
+  note.kind = b.kind;
+  note.when = b.condition_text();
+  note.seen_in = b.seen_in;
+  note.fixed_in = b.fixed_in;
+  note.source = b.source;
+  note.summary = b.summary;
+  return note;
 }
+
+bool KnownBug::unconditional() const {
+  return when.size() == 1 && when.front() == "any";
+}
+
+std::string KnownBug::condition_text() const {
+  return fmt::format("{}", fmt::join(when, " and "));
+}
+
+namespace {
+
+// The record's or a condition's verdict as the bug's prediction (emulated MPS) or check (a real Mac) makes it, with
+// `why`; false where it leaves it as it is (an observed fallback, refusal or crash on emulated MPS).
+bool decide(Verdict& verdict, std::string& observed, std::string& message, std::string& basis, ExpectationMode mode,
+            const KnownBug& b, const std::string& why) {
+  const bool passed = verdict == Verdict::kPass;
+  const bool failed = verdict != Verdict::kPass && verdict != Verdict::kFallback && verdict != Verdict::kXfail &&
+                      verdict != Verdict::kXpass && verdict != Verdict::kSkip;
+  if (mode == ExpectationMode::kPredict && (passed || verdict == Verdict::kSkip)) {
+    observed = std::string(to_string(verdict));
+    basis = kBasisKnownBugs;
+    verdict = Verdict::kKnownFailure;
+    message = fmt::format("expected to fail on a real Mac: {} (emulated: here it gave {})", why, observed);
+    return true;
+  }
+  if (mode == ExpectationMode::kCheck && (passed || failed)) {
+    observed = std::string(to_string(verdict));
+    verdict = passed ? Verdict::kXpass : Verdict::kXfail;
+    message = passed ? fmt::format("looks fixed: confirm and close {}: passed, though {}", b.source, why)
+                     : fmt::format("expected failure, {}: {}", why, message);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 void apply_known_bugs(ProbeResult& r, const KnownBugs& bugs, const std::string& release, const EmulatedMac& mac,
                       ExpectationMode mode) {
@@ -278,33 +384,43 @@ void apply_known_bugs(ProbeResult& r, const KnownBugs& bugs, const std::string& 
     if (!b->in_release(release) || !holds_on(b->bounds, mac.macos)) continue;
     const bool on_chip = b->chips.empty() || std::find(b->chips.begin(), b->chips.end(), mac.chip) != b->chips.end();
     if (!on_chip && mac.chip != Chip::kAny) continue;
-    KnownBugNote note{b->id,      b->kind,     b->when,   condition_met(b->when, r.traits),
-                      b->seen_in, b->fixed_in, b->source, b->summary};
-    const bool decides = !note.met_by.empty() && on_chip && b->decides_in(release) && r.observed.empty() && !decided;
-    r.known_bugs.push_back(std::move(note));
-    if (!decides) continue;
-    const KnownBugNote& n = r.known_bugs.back();
-    const std::string why =
-        fmt::format("known MPS bug {} ({}, {}{}; met by {}): {} {}", b->id, kind_words(b->kind), history(*b, release),
-                    b->chips.empty() ? "" : ", on " + mac.describe(), n.met_by, b->summary, b->source);
-    const bool passed = r.verdict == Verdict::kPass;
-    const bool failed = r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback &&
-                        r.verdict != Verdict::kXfail && r.verdict != Verdict::kXpass;
-    if (mode == ExpectationMode::kPredict && passed) {
-      r.observed = "pass";
-      r.basis = kBasisKnownBugs;
-      r.verdict = Verdict::kKnownFailure;
-      r.message = fmt::format("expected to fail on a real Mac: {} (emulated: here it gave pass)", why);
-    } else if (mode == ExpectationMode::kCheck && (passed || failed)) {
-      r.observed = std::string(to_string(r.verdict));
-      r.verdict = passed ? Verdict::kXpass : Verdict::kXfail;
-      r.message = passed ? fmt::format("looks fixed: confirm and close {}: passed, though {}", b->source, why)
-                         : fmt::format("expected failure, {}: {}", why, r.message);
-    } else {
+    const bool in_window = on_chip && b->decides_in(release);
+    KnownBugNote note = note_of(*b);
+    const auto why = [&](const std::string& met_by) {
+      return fmt::format("known MPS bug {} ({}, {}{}; met by {}): {} {}", b->id, bug_kind_words(b->kind),
+                         history(*b, release), b->chips.empty() ? "" : ", on " + mac.describe(), met_by, b->summary,
+                         b->source);
+    };
+    // The record's own samples.
+    const ConditionMet own = condition_met(*b, r.traits);
+    if (own.yes()) {
+      note.met_by = own.by;
+      if (b->unconditional()) {
+        if (in_window && r.observed.empty() && !decided &&
+            decide(r.verdict, r.observed, r.message, r.basis, mode, *b, why(own.by))) {
+          note.decided = true;
+          decided = r.known_bugs.size();
+        }
+      } else {
+        note.applies = in_window;
+      }
+      r.known_bugs.push_back(std::move(note));
       continue;
     }
-    decided = r.known_bugs.size() - 1;
-    r.known_bugs.back().decided = true;
+    // Else the first condition sample that met it (the bug's own call among them) is its.
+    for (ConditionOutcome& c : r.conditions) {
+      const ConditionMet met = condition_met(*b, c.traits, c.sample == "repro:" + b->id);
+      if (!met.yes()) continue;
+      note.met_by = met.by;
+      note.condition = c.sample;
+      note.applies = in_window;
+      c.known_bugs.push_back(b->id);
+      if (in_window && c.basis.empty() && c.observed.empty()) {
+        decide(c.verdict, c.observed, c.message, c.basis, mode, *b, why(met.by));
+      }
+      break;
+    }
+    r.known_bugs.push_back(std::move(note));
   }
   // The entry that decided comes first.
   if (decided) {

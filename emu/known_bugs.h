@@ -1,13 +1,17 @@
-// The ledger of known MPS bugs (data/mps_known_bugs.yaml, format mps-audit-known-bugs/1): bugs users met on real
+// The ledger of known MPS bugs (data/mps_known_bugs.yaml, format mps-audit-known-bugs/2): bugs users met on real
 // Macs, from PyTorch's public issues and pull requests, each with its operators, dtypes, the input condition that
-// triggers it, its kind, the releases it was seen in and fixed in, macOS and chip ranges, and its thread. Read like
-// PyTorch's expectations and applied to records by what their samples met (Note [Known bugs] in known_bugs.cc).
+// triggers it, its kind, the releases it was seen in and fixed in (and the fix that did), macOS and chip ranges, its
+// thread, and its own call. Read like PyTorch's expectations and applied to records by what their samples met (Note
+// [Known bugs] in known_bugs.cc).
 #pragma once
 
 #include <optional>
+#include <regex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <yaml-cpp/node/node.h>
 
 #include "common/diagnostics.h"
 #include "emu/emulated_mac.h"
@@ -17,16 +21,29 @@
 namespace mps_audit::emu {
 
 inline constexpr const char* kKnownBugsFile = "mps_known_bugs.yaml";
-inline constexpr const char* kKnownBugsFormat = "mps-audit-known-bugs/1";
+inline constexpr const char* kKnownBugsFormat = "mps-audit-known-bugs/2";
+
+// A known bug's own call, the thread's minimal one (Note [Known bugs' own calls] in probe/repros.cc): an operator
+// overload and its arguments in the spec's sample form, which the prober reads (probe/spec.h parse_sample_args()).
+struct KnownBugRepro {
+  std::string op;           // "aten::conv2d", "aten::add.Tensor"
+  YAML::Node args;          // the sample's `args` mapping, as the ledger has it (its marks: where it stands)
+  bool cpu_raises = false;  // the CPU refuses the call (a missing check on MPS is the bug)
+  std::string note;         // what the one call leaves out of the thread's repro
+  SourceLocation where;
+};
 
 struct KnownBug {
   std::string id;                   // "pytorch-154881"
   std::vector<std::string> ops;     // "aten::cumsum" (every overload) or "aten::masked_fill_.Scalar" (one)
   std::vector<std::string> dtypes;  // empty: every dtype ("all")
-  std::string when;                 // any, other, rank_ge:N, size_gt:N, numel_gt:N, non_contiguous, ... kwarg:NAME
-  std::string when_detail, kind, seen_in, fixed_in, macos, source, fix, summary;
+  // The input condition: atoms that must all hold (any, rank_ge:5, non_contiguous, arg:k>16, nan, ... other; see
+  // condition_met()).
+  std::vector<std::string> when;
+  std::string when_detail, kind, seen_in, seen_in_note, fixed_in, macos, source, fix, fix_merged, summary, checked;
   MacosBounds bounds;
   std::vector<Chip> chips;  // empty: every chip
+  std::optional<KnownBugRepro> repro;
   SourceLocation where;
 
   // Whether the bug is in `release` ("2.11.0"): seen in it or before (or never said), and not fixed by it. The
@@ -37,6 +54,19 @@ struct KnownBug {
   // versions of the end that is known.
   bool decides_in(const std::string& release) const;
   bool covers(const std::string& dtype) const;
+  // Whether the condition is `any`: every input of its dtypes meets it, and it is its operator's, not a condition's.
+  bool unconditional() const;
+  // "rank_ge:5 and arg:dim=0"
+  std::string condition_text() const;
+};
+
+// Whether a sample (or a recorded call) met a bug's condition.
+struct ConditionMet {
+  enum class How { kNo, kMaybe, kYes };
+  How how = How::kNo;
+  std::string by;  // what met it: "a rank-5 argument and dim 0"; for kMaybe, what could not be told
+  bool yes() const { return how == How::kYes; }
+  bool maybe() const { return how == How::kMaybe; }
 };
 
 class KnownBugs {
@@ -66,13 +96,23 @@ class KnownBugs {
 // The ledger of the first data home that has one (data/mps_known_bugs.yaml); nullopt when none does.
 std::optional<KnownBugs> load_shipped_known_bugs();
 
-// What a record's samples had that meets `when` ("a rank-5 argument", "every sample"); empty when none met it.
-// "other" (a condition the prober cannot build or recognize) is never met.
-std::string condition_met(const std::string& when, const SampleTraits& traits);
+// The note a record (or a timeline, or a call) carries of `bug`, before any sample is said to meet it.
+KnownBugNote note_of(const KnownBug& bug);
 
-// The ledger's entries for a record of `release` on `mac` (Note [Known bugs]): each is carried in r.known_bugs; one
-// whose condition a sample met, on the chip it names, decides a pass: known_failure on emulated MPS (predict), and on
-// a real Mac (check) xfail where the record failed and xpass ("looks fixed: confirm and close") where it passed.
+// The form of one atom of a condition (the reader checks each against it).
+const std::regex& known_bug_atom();
+
+// Whether what `traits` says of a sample (or a recorded call) meets every atom of `bug`'s condition: yes, with what
+// met it; maybe, where the values it needs were not kept (a recorded call's tensor described by its shape) or an atom
+// is `other` (none can be told from the arguments: the bug's own call meets it, Note [Known bugs' own calls]); or no.
+// `own_call`: the traits are of the bug's own repro, which meets its condition by construction.
+ConditionMet condition_met(const KnownBug& bug, const SampleTraits& traits, bool own_call = false);
+
+// The ledger's entries for a record of `release` on `mac` (Note [Known bugs], Note [Conditional failures]): each is
+// carried in r.known_bugs. An unconditional one (`any`) that the chip meets decides a pass: known_failure on emulated
+// MPS (predict), and on a real Mac (check) xfail where the record failed and xpass ("looks fixed: confirm and close")
+// where it passed. One with a narrower condition is the record's conditional failure where a sample met it: a
+// condition sample's verdict rests on it the same way (r.conditions), and the record's verdict stays its own.
 void apply_known_bugs(ProbeResult& r, const KnownBugs& bugs, const std::string& release, const EmulatedMac& mac,
                       ExpectationMode mode);
 

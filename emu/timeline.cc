@@ -152,7 +152,7 @@ Timeline compute_timeline(const std::string& ops_regex, MacosVersion macos) {
     }
     if (bugs) {
       for (const KnownBug* b : bugs->naming(name)) {
-        o.known_bugs.push_back({b->id, b->kind, b->when, "", b->seen_in, b->fixed_in, b->source, b->summary});
+        o.known_bugs.push_back(note_of(*b));
       }
     }
     t.ops.push_back(std::move(o));
@@ -223,12 +223,11 @@ std::string render_timeline(const Timeline& t, const std::string& format) {
     }
     return fmt::format("{}", fmt::join(parts, separator));
   };
-  // "pytorch-154881 (crash, rank_ge:5; fixed in 2.14.0)", linked in Markdown
+  // "pytorch-154881 (a crash under a condition: rank 5 or more; fixed in 2.14.0)", linked in Markdown
   const auto bugs_text = [&](const OpTimeline& o, bool markdown, const char* separator) {
     std::vector<std::string> parts;
     for (const auto& b : o.known_bugs) {
-      parts.push_back(fmt::format("{} ({}, {}; {})", markdown ? fmt::format("[{}]({})", b.id, b.source) : b.id, b.kind,
-                                  b.when, b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in));
+      parts.push_back(known_bug_brief(b, markdown ? fmt::format("[{}]({})", b.id, b.source) : b.id));
     }
     return fmt::format("{}", fmt::join(parts, separator));
   };

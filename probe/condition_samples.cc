@@ -426,6 +426,7 @@ bool wanted(Condition c, c10::ScalarType dtype) {
     case Condition::kSize32769: return dtype == T::Float;
     case Condition::kDuplicateIndices:
     case Condition::kCpuScalar: return dtype == T::Float || dtype == T::Long;
+    case Condition::kRepro: return true;
   }
   return false;
 }
@@ -440,6 +441,7 @@ std::string_view condition_name(Condition c) {
     case Condition::kSize32769: return "size32769";
     case Condition::kDuplicateIndices: return "duplicate-indices";
     case Condition::kCpuScalar: return "cpu-scalar";
+    case Condition::kRepro: return "repro";
   }
   return "";
 }

@@ -21,6 +21,7 @@ enum class Condition : unsigned {
   kSize32769,  // a dimension of 32,769: past 32,768
   kDuplicateIndices,
   kCpuScalar,
+  kRepro,  // a known bug's own call (probe/repros.h), not derived from a base
 };
 inline constexpr unsigned condition_bit(Condition c) {
   return 1u << static_cast<unsigned>(c);

@@ -12,13 +12,17 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/quantize_per_tensor.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/randperm.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/zeros.h>
 #include <fmt/format.h>
 
 #include "common/ivalue_tensors.h"
@@ -134,6 +138,55 @@ class Maker {
     return t;
   }
 
+  // The spec's values, in `type` (complex ones with no imaginary part).
+  static at::Tensor given_values(const std::vector<double>& values, const std::vector<int64_t>& shape,
+                                 c10::ScalarType type) {
+    std::vector<double> copy = values;
+    const at::Tensor t = at::from_blob(copy.data(), {static_cast<int64_t>(copy.size())},
+                                       at::TensorOptions().dtype(c10::ScalarType::Double));
+    return t.reshape(shape).to(type, /*non_blocking=*/false, /*copy=*/true);  // of its own: `copy` goes
+  }
+
+  // `t`'s values in a view of a buffer of its own with these strides (contiguous ones where none are given) at this
+  // storage offset; the rest of the buffer zero. Where the strides make elements share memory (an expand), the last
+  // element written to a place keeps it, as the view's own values would show.
+  static at::Tensor laid_out(const at::Tensor& t, std::vector<int64_t> strides, int64_t offset) {
+    if (strides.empty()) strides = t.contiguous().strides().vec();
+    int64_t extent = 1;
+    for (size_t d = 0; d < strides.size(); ++d) extent += (t.size(static_cast<int64_t>(d)) - 1) * strides[d];
+    if (t.numel() == 0) extent = 0;
+    at::Tensor buffer = at::zeros({offset + extent}, t.options());
+    at::Tensor view = buffer.as_strided(t.sizes(), strides, offset);
+    // Element by element, so that places several elements share are written as well as a copy_ would refuse to.
+    const at::Tensor flat = t.contiguous().view({-1});
+    const at::Tensor positions = at::arange(t.numel(), at::TensorOptions().dtype(c10::ScalarType::Long));
+    at::Tensor storage_index = at::full({t.numel()}, offset, positions.options());
+    int64_t step = 1;
+    for (int64_t d = t.dim() - 1; d >= 0; --d) {
+      storage_index += positions.div(step, "floor").remainder(t.size(d)).mul(strides[static_cast<size_t>(d)]);
+      step *= t.size(d);
+    }
+    buffer.index_copy_(0, storage_index, flat);
+    return view;
+  }
+
+  // A spec's tensor on the meta device, laid out as it says.
+  static at::Tensor on_meta(const ArgSpec& a, c10::ScalarType type) {
+    const auto options = at::TensorOptions().dtype(type).device(c10::kMeta);
+    std::vector<int64_t> strides = a.strides;
+    if (strides.empty()) strides = at::empty(a.shape, options).strides().vec();
+    int64_t extent = 1;
+    for (size_t d = 0; d < strides.size(); ++d) extent += (a.shape[d] - 1) * strides[d];
+    for (const int64_t size : a.shape) extent = size == 0 ? 0 : extent;
+    at::Tensor t = at::empty({a.offset + extent}, options).as_strided(a.shape, strides, a.offset);
+    if (!a.memory_format.empty()) {
+      t = t.contiguous(a.memory_format == "channels_last" ? c10::MemoryFormat::ChannelsLast
+                                                          : c10::MemoryFormat::ChannelsLast3d);
+    }
+    return t;
+  }
+  void make_on_meta(bool on) { on_meta_ = on; }
+
   at::Tensor default_tensor() { return tensor(shape_, dtype_); }
   at::Generator& gen() { return gen_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -142,8 +195,15 @@ class Maker {
     switch (a.kind) {
       case ArgSpec::Kind::kTensor: {
         auto type = a.dtype.empty() ? dtype_ : *parse_dtype(a.dtype);
+        if (on_meta_) return on_meta(a, type);
         if (!a.quantized.empty()) type = c10::ScalarType::Float;  // quantized from float32 values
-        at::Tensor t = tensor(a.shape, type, a.domain, a.low, a.high, a.noncontiguous);
+        at::Tensor t = a.values.empty() ? tensor(a.shape, type, a.domain, a.low, a.high, a.noncontiguous)
+                                        : given_values(a.values, a.shape, type);
+        if (!a.strides.empty() || a.offset) t = laid_out(t, a.strides, a.offset);
+        if (!a.memory_format.empty()) {
+          t = t.contiguous(a.memory_format == "channels_last" ? c10::MemoryFormat::ChannelsLast
+                                                              : c10::MemoryFormat::ChannelsLast3d);
+        }
         if (a.unique) {  // the spec checked that the values fit below high
           t = at::randperm(static_cast<int64_t>(a.high), gen_, at::TensorOptions().dtype(c10::ScalarType::Long))
                   .narrow(0, 0, t.numel())
@@ -171,6 +231,11 @@ class Maker {
       case ArgSpec::Kind::kString: return a.s;
       case ArgSpec::Kind::kIntList: return a.ints;
       case ArgSpec::Kind::kFloatList: return a.floats;
+      case ArgSpec::Kind::kBoolList: {
+        c10::List<bool> list;
+        for (const bool b : a.bools) list.push_back(b);
+        return list;
+      }
     }
     return c10::IValue();
   }
@@ -180,6 +245,7 @@ class Maker {
   const Spec& spec_;
   std::vector<int64_t> shape_;
   at::Generator gen_;
+  bool on_meta_ = false;
 };
 
 std::vector<int64_t> int_list_for(const std::string& name, const std::vector<int64_t>& shape, const OpTraits& op,
@@ -346,9 +412,24 @@ c10::IValue sample_value(const c10::Argument& arg, const ArgSpec& given, const S
     for (const double x : v.toDoubleVector()) scalars.push_back(c10::IValue(x));
     v = scalars;
   }
+  if (v.isString() && (arg_type == "Device" || arg_type == "Device?")) {  // device: cpu, or mps (the target's)
+    v = c10::Device(c10::kCPU);  // the reference's; the target's own on the target (SampleInputs::target_device)
+  }
+  if (v.isString() && (arg_type == "Scalar" || arg_type == "Scalar?" || arg_type == "float" || arg_type == "float?")) {
+    const std::string& text = v.toStringRef();  // value: -inf
+    if (text == "inf" || text == "-inf") v = text[0] == '-' ? -INFINITY : INFINITY;
+    if (text == "nan") v = std::nan("");
+  }
+  if (v.isString() && arg.name() == "reduction" && (arg_type == "int" || arg_type == "int?")) {
+    const std::string& text = v.toStringRef();  // reduction: none, mean, sum (at::Reduction)
+    if (text == "none" || text == "mean" || text == "sum") v = int64_t{text == "none" ? 0 : text == "mean" ? 1 : 2};
+  }
   if (v.isString() && (arg_type == "ScalarType" || arg_type == "ScalarType?")) {  // dtype: quint8, int32, ...
     const std::string name = v.toStringRef();
     if (const auto t = quantized_dtype(name) ? quantized_dtype(name) : parse_dtype(name)) v = *t;
+  }
+  if (v.isIntList() && v.toIntVector().empty() && arg_type.rfind("Tensor", 0) == 0) {  // []: no tensors
+    v = c10::List<at::Tensor>();
   }
   if (v.isTensorList() && arg.real_type()->str() == "Tensor?[]") {  // indices of index/index_put
     c10::List<c10::optional<at::Tensor>> optional_list;
@@ -500,6 +581,7 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
   in.name = sample ? sample->name : how ? how->name : "default";
   std::vector<int64_t> shape = !sample && how && !how->shape.empty() ? how->shape : spec.shape;
   Maker maker(dtype, spec, shape, std::hash<std::string>()(seed_key + "/" + in.name) & 0x7fffffffffffull);
+  maker.make_on_meta(sample && sample->on_meta);
   std::map<std::string, c10::IValue> given;
   if (!sample && how && how->from_forward) {
     if (auto forward = forward_of(schema)) given = from_forward(*forward, dtype, spec, seed_key + "/" + in.name, *how);
@@ -514,7 +596,16 @@ SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtyp
   for (const auto& arg : schema.arguments()) {
     if (sample) {
       if (auto it = sample->args.find(arg.name()); it != sample->args.end()) {
-        in.args.push_back(sample_value(arg, it->second, s));
+        const ArgSpec& given_arg = it->second;
+        // A view stays a view, and a CPU scalar on the CPU, on the target (SampleInputs).
+        in.keep_views = in.keep_views || !given_arg.strides.empty() || given_arg.offset != 0;
+        if (given_arg.on_cpu) in.on_cpu.push_back(in.args.size());
+        const std::string type = arg.real_type()->str();
+        if ((type == "Device" || type == "Device?") && given_arg.kind == ArgSpec::Kind::kString &&
+            given_arg.s != "cpu") {
+          in.target_device.push_back(in.args.size());
+        }
+        in.args.push_back(sample_value(arg, given_arg, s));
         continue;
       }
     }

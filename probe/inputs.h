@@ -23,6 +23,9 @@ struct SampleInputs {
   // arguments at these positions (0-d tensors) stay on the CPU when the others go to the target.
   bool keep_views = false;
   std::vector<size_t> on_cpu;
+  // Device arguments (on the CPU for the reference) that are the target's device on the target: a sample's `device:
+  // mps`, a copy to the device.
+  std::vector<size_t> target_device;
 };
 
 // Ways to synthesize inputs when the spec gives no sample, tried in order until the CPU accepts them: the spec's

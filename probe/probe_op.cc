@@ -25,6 +25,7 @@
 #include "probe/dtypes.h"
 #include "probe/inputs.h"
 #include "probe/recorded_samples.h"
+#include "probe/repros.h"
 #include "probe/sample_probe.h"
 #include "probe/sample_traits.h"
 
@@ -402,6 +403,11 @@ class OpProbe {
     if (crashed_ || base_score_ < 0 || (recordings && recordings->program())) return;
     ConditionMemory& memory = condition_memory()[op_name_];
     for (auto& c : condition_samples(*op_, *dtype_, base_, memory)) conditions_.push_back(std::move(c));
+    // And the known bugs' own calls of the operator (Note [Known bugs' own calls] in repros.cc); those too large to
+    // run have their outcomes already.
+    for (auto& c : repro_samples(*op_, op_name_, *dtype_, dtype_label_, spec_, meta_repros_)) {
+      conditions_.push_back(std::move(c));
+    }
     if (conditions_.empty()) return;
     std::vector<const SampleInputs*> samples;
     for (const ConditionSample& c : conditions_) samples.push_back(&c.inputs);
@@ -422,11 +428,43 @@ class OpProbe {
     condition_outcomes_ = staged->finish_alone(before_target_, spec_, entry_, dtype_label_);
   }
 
-  // The condition samples' outcomes, after those of the probe's own samples: those whose reference the CPU refused are
-  // not the record's.
+  // The condition samples' outcomes, after those of the probe's own samples, each its own (ProbeResult::conditions):
+  // the record's verdict is its ordinary samples'. Those whose reference the CPU refused are not the record's. A crash
+  // is the record's: it ends the worker on a device, whatever the sample (Note [Condition samples]). A sample refused
+  // for an operand of another dtype is a note, as among the ordinary samples.
   void take_conditions(const std::vector<SampleOutcome>& outcomes) {
+    if (!crashed_) {
+      for (auto& c : meta_repros_) r_.conditions.push_back(std::move(c));
+    }
     for (size_t k = 0; k < outcomes.size() && !crashed_; ++k) {
-      if (outcomes[k].verdict != Verdict::kSkip) take(outcomes[k], conditions_[k].inputs.name);
+      const SampleOutcome& o = outcomes[k];
+      const std::string& name = conditions_[k].inputs.name;
+      if (o.verdict == Verdict::kSkip) continue;
+      if (o.verdict == Verdict::kCrash) {
+        take(o, name);
+        continue;
+      }
+      const int index = r_.samples++;
+      for (const auto& w : o.warnings) add_warning(w);
+      if (o.other_dtype) {
+        r_.sample_notes.push_back(fmt::format("sample {}: {}: {}", index, to_string(o.verdict), o.message));
+        continue;
+      }
+      ConditionOutcome c;
+      c.condition = std::string(condition_name(conditions_[k].condition));
+      c.sample = name;
+      c.verdict = o.verdict;
+      c.message = o.message;
+      c.fallback_ops = o.fallback_ops;
+      c.traits = o.traits;
+      r_.conditions.push_back(std::move(c));
+    }
+  }
+
+  void add_warning(std::string w) {
+    w = first_line(w);
+    if (r_.warnings.size() < 8 && std::find(r_.warnings.begin(), r_.warnings.end(), w) == r_.warnings.end()) {
+      r_.warnings.push_back(w);
     }
   }
 
@@ -449,12 +487,7 @@ class OpProbe {
   void take(const SampleOutcome& o, const std::string& name) {
     const size_t index = r_.samples++;
     crashed_ = crashed_ || o.verdict == Verdict::kCrash;
-    for (auto w : o.warnings) {
-      w = first_line(w);
-      if (r_.warnings.size() < 8 && std::find(r_.warnings.begin(), r_.warnings.end(), w) == r_.warnings.end()) {
-        r_.warnings.push_back(w);
-      }
-    }
+    for (const auto& w : o.warnings) add_warning(w);
     if (o.verdict == Verdict::kSkip) {
       skip_reason_ = o.message;
       return;
@@ -517,6 +550,7 @@ class OpProbe {
   std::deque<ConditionSample> conditions_;
   std::unique_ptr<StagedSamples> conditions_staged_;  // waiting for the turn
   std::vector<SampleOutcome> condition_outcomes_;     // once run
+  std::vector<ConditionOutcome> meta_repros_;         // the known bugs' own calls too large to run: shapes only
   SampleInputs base_;                                 // the sample the condition samples are derived from
   c10::IValue base_reference_;                        // its result on the CPU
   bool conditions_closed_ = false;

@@ -117,6 +117,10 @@ std::vector<c10::IValue> inputs_on(const std::vector<c10::IValue>& args, const S
       out.push_back(args[i]);
       continue;
     }
+    if (std::find(sample.target_device.begin(), sample.target_device.end(), i) != sample.target_device.end()) {
+      out.push_back(device);
+      continue;
+    }
     out.push_back(map_tensors(args[i], [&](const at::Tensor& t) {
       if (!t.defined()) return t;
       if (sample.keep_views && !device.is_cpu() && t.device().is_cpu() && kept_view(t)) {

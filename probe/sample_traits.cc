@@ -14,15 +14,25 @@
 //   slice along `dim` for gather's and scatter's, whose slices address one row each), or a value outside [-n, n) for
 //   the size n of the dimension it indexes, where the schema says which (the CPU refuses such a value, so a sample
 //   that ran rarely has one);
-// - kwargs: keyword-only arguments (after `*` in the schema, out= excepted) given a value that is not their default.
+// - kwargs: keyword-only arguments (after `*` in the schema, out= excepted) given a value that is not their default;
+// - max_bytes: the most bytes of one tensor argument;
+// - nan, inf: a floating-point (or complex) tensor argument that holds a NaN, an infinity;
+// - args: every other argument's value as text (`arg:` conditions of the ledger: "arg:k>16"), its default where the
+//   sample left it out.
 // Reading index values copies them to a sorted vector: index arguments are small, and the values are read from the
-// sample's CPU arguments, never from the device.
+// sample's CPU arguments, never from the device. So are NaNs and infinities, of tensors up to a million elements; of a
+// larger one, or one the CPU arguments lack, they are not known (values_unknown).
 #include "probe/sample_traits.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <optional>
+#include <utility>
 
+#include <ATen/ops/view_as_real.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "probe/dtypes.h"
 
@@ -144,6 +154,36 @@ at::Tensor tensor_at(const std::vector<c10::IValue>& args, size_t position, int 
   return found;
 }
 
+// Up to this many elements, a tensor's values are read for the traits that need them.
+constexpr int64_t kReadValuesUpTo = int64_t{1} << 20;
+
+// Whether `t` (on the CPU) holds a NaN, an infinity; nullopt when its values are not read.
+std::optional<std::pair<bool, bool>> nan_inf(const at::Tensor& t) {
+  if (!t.defined() || !(t.is_floating_point() || t.is_complex())) return std::make_pair(false, false);
+  if (!t.device().is_cpu() || t.numel() > kReadValuesUpTo || t.layout() != c10::kStrided || t.is_quantized()) {
+    return std::nullopt;
+  }
+  if (t.numel() == 0) return std::make_pair(false, false);
+  // A loop over the values, not isnan().any(): four operators for each tensor of every sample would cost the audit a
+  // quarter of its time.
+  at::Tensor real = t.is_complex() ? at::view_as_real(t.resolve_conj()) : t;
+  const bool wide = real.scalar_type() == c10::ScalarType::Double;
+  real = real.to(wide ? c10::ScalarType::Double : c10::ScalarType::Float).contiguous();
+  bool nan = false, inf = false;
+  const auto scan = [&](const auto* v) {
+    for (int64_t k = 0; k < real.numel(); ++k) {
+      nan = nan || std::isnan(v[k]);
+      inf = inf || std::isinf(v[k]);
+    }
+  };
+  if (wide) {
+    scan(real.data_ptr<double>());
+  } else {
+    scan(real.data_ptr<float>());
+  }
+  return std::make_pair(nan, inf);
+}
+
 bool same_value(const c10::IValue& a, const c10::IValue& b) {
   if (a.isTensor() || b.isTensor()) return false;
   if ((a.isInt() || a.isDouble() || a.isBool()) && (b.isInt() || b.isDouble() || b.isBool())) {
@@ -196,18 +236,53 @@ std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, co
   return found;
 }
 
+std::optional<std::string> argument_text(const c10::IValue& v) {
+  if (v.isNone()) return "none";
+  if (v.isBool()) return v.toBool() ? "true" : "false";
+  if (v.isInt()) return std::to_string(v.toInt());
+  if (v.isDouble()) return fmt::format("{}", v.toDouble());
+  if (v.isString()) return v.toStringRef();
+  if (v.isIntList()) return fmt::format("[{}]", fmt::join(v.toIntVector(), ", "));
+  if (v.isDoubleList()) return fmt::format("[{}]", fmt::join(v.toDoubleVector(), ", "));
+  if (v.isBoolList()) {
+    std::vector<std::string> parts;
+    for (const bool b : v.toBoolList()) parts.push_back(b ? "true" : "false");
+    return fmt::format("[{}]", fmt::join(parts, ", "));
+  }
+  return std::nullopt;  // tensors, and what no `arg:` condition names (a dtype, a device, a generator)
+}
+
 SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
                            const std::vector<c10::IValue>* values) {
   SampleTraits traits;
   const auto& a = schema.arguments();
   bool on_device = false, cpu_zero_dim = false;
-  for (size_t i = 0; i < a.size() && i < args.size(); ++i) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i >= args.size()) {  // left out: its default
+      if (const auto text = a[i].default_value() ? argument_text(*a[i].default_value()) : std::nullopt) {
+        traits.args[a[i].name()] = {*text};
+      }
+      continue;
+    }
     const bool out = is_out(a[i]);
-    each_tensor(args[i], [&](const at::Tensor& t, int) {
+    if (const auto text = argument_text(args[i]); text && !out) traits.args[a[i].name()] = {*text};
+    const c10::IValue* cpu_value = values && i < values->size() ? &(*values)[i] : nullptr;
+    each_tensor(args[i], [&](const at::Tensor& t, int element) {
       traits.max_rank = std::max<int>(traits.max_rank, static_cast<int>(t.dim()));
       traits.max_numel = std::max(traits.max_numel, t.numel());
+      traits.max_bytes = std::max(traits.max_bytes, t.numel() * static_cast<int64_t>(t.element_size()));
       for (const int64_t s : t.sizes()) traits.max_size = std::max(traits.max_size, s);
       traits.empty = traits.empty || (t.numel() == 0 && !out);
+      if (!out) {
+        const at::Tensor on_cpu = cpu_value ? tensor_at(*values, i, element) : t;
+        const auto found = nan_inf(on_cpu.defined() ? on_cpu : t);
+        if (found) {
+          traits.nan = traits.nan || found->first;
+          traits.inf = traits.inf || found->second;
+        } else {
+          traits.values_unknown = true;
+        }
+      }
       if (t.device().is_cpu()) {
         cpu_zero_dim = cpu_zero_dim || (t.dim() == 0 && !out);
       } else {

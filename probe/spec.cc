@@ -1,7 +1,9 @@
 // opspec.yaml loader and validator (yaml-cpp).
 #include "probe/spec.h"
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -21,8 +23,9 @@ namespace {
 
 class Reader {
  public:
-  Reader(std::string path, const std::vector<std::string>& known_ops, std::string torch_version)
-      : path_(std::move(path)), known_ops_(known_ops), torch_version_(std::move(torch_version)) {
+  Reader(std::string path, const std::vector<std::string>& known_ops, std::string torch_version,
+         int64_t max_numel = int64_t{1} << 24)
+      : path_(std::move(path)), known_ops_(known_ops), torch_version_(std::move(torch_version)), max_numel_(max_numel) {
     for (const auto& op : known_ops_) {
       known_.insert(op);
       known_.insert(base_operator_name(op));
@@ -114,7 +117,8 @@ class Reader {
       const int64_t size = number<int64_t>(d, "a size");
       if (size < 0) fail(d, fmt::format("size {} is negative", size));
       numel *= std::max<int64_t>(size, 1);
-      if (numel > (int64_t{1} << 24)) fail(n, "shape has more than 16M elements");
+      // A known bug's own call may be larger: it is then made on the meta device only (probe/repros.h).
+      if (numel > max_numel_) fail(n, fmt::format("shape has more than {} elements", max_numel_text()));
       out.push_back(size);
     }
     return out;
@@ -167,11 +171,19 @@ class Reader {
         for (const auto& t : n["tensors"]) a.tensors.push_back(arg(t, depth + 1));
         return a;
       }
-      check_keys(n, {"shape", "domain", "low", "high", "dtype", "noncontiguous", "unique", "layout", "quantized"},
+      check_keys(n,
+                 {"shape", "domain", "low", "high", "dtype", "noncontiguous", "unique", "layout", "quantized", "values",
+                  "strides", "offset", "memory_format", "on_cpu"},
                  "a tensor argument");
       a.kind = ArgSpec::Kind::kTensor;
-      if (!n["shape"]) fail(n, "a tensor argument needs a shape");
-      a.shape = shape(n["shape"]);
+      if (n["values"]) values(n["values"], a);
+      if (!n["shape"] && !n["values"]) fail(n, "a tensor argument needs a shape (or its values)");
+      if (n["shape"]) {
+        const std::vector<int64_t> given = shape(n["shape"]);
+        if (n["values"] && given != a.shape) fail(n["shape"], "the shape is not that of the values");
+        a.shape = given;
+      }
+      view(n, a);
       if (n["domain"]) {
         a.domain = scalar(n["domain"], "domain");
         static const std::vector<std::string> kDomains = {
@@ -189,7 +201,8 @@ class Reader {
       }
       if (n["low"]) a.low = number<double>(n["low"], "low");
       if (n["high"]) a.high = number<double>(n["high"], "high");
-      if ((a.domain == "uniform" || a.domain == "int" || a.domain == "index") && !(a.low < a.high)) {
+      if (a.domain == "uniform" && a.low > a.high) fail(n, "domain 'uniform' needs low <= high");
+      if ((a.domain == "int" || a.domain == "index") && !(a.low < a.high)) {
         if (a.domain != "index" || a.high <= 0) fail(n, fmt::format("domain '{}' needs low < high", a.domain));
       }
       if (n["dtype"]) a.dtype = dtype(n["dtype"]);
@@ -217,11 +230,27 @@ class Reader {
     }
     if (n.IsSequence()) {
       if (n.size() > 64) fail(n, "more than 64 values in a list");
-      bool all_int = true;
+      if (n.size() && n[0].IsMap()) {  // [{shape: ...}, ...]: a tensor list, as {tensors: [...]}
+        a.kind = ArgSpec::Kind::kTensorList;
+        for (const auto& t : n) {
+          if (!t.IsMap()) fail(t, "a list of tensors holds tensors only");
+          a.tensors.push_back(arg(t, depth + 1));
+        }
+        return a;
+      }
+      bool all_int = true, all_bool = n.size() > 0;
       for (const auto& e : n) {
         int64_t i = 0;
-        if (!e.IsScalar()) fail(e, "a list argument holds numbers only");
+        double f = 0;
+        bool b = false;
+        if (!e.IsScalar()) fail(e, "a list argument holds numbers, booleans or tensors only");
         all_int &= YAML::convert<int64_t>::decode(e, i);
+        all_bool &= !YAML::convert<double>::decode(e, f) && YAML::convert<bool>::decode(e, b);
+      }
+      if (all_bool) {
+        a.kind = ArgSpec::Kind::kBoolList;
+        for (const auto& e : n) a.bools.push_back(e.as<bool>());
+        return a;
       }
       a.kind = all_int ? ArgSpec::Kind::kIntList : ArgSpec::Kind::kFloatList;
       for (const auto& e : n) {
@@ -251,6 +280,88 @@ class Reader {
       a.s = text;
     }
     return a;
+  }
+
+  // values: [[1, 2], [3, nan]]: row-major values (numbers, or nan, -nan, inf, -inf), the shape theirs.
+  void values(const YAML::Node& n, ArgSpec& a) const {
+    std::vector<int64_t> dims;
+    if (n.IsScalar()) {  // a 0-d tensor: values: 2.5
+      YAML::Node list(YAML::NodeType::Sequence);
+      list.push_back(n);
+      collect_values(list, 0, dims, a.values);
+      a.shape = {};
+      return;
+    }
+    if (!n.IsSequence()) fail(n, "values must be a number, or a list (of lists) of numbers");
+    collect_values(n, 0, dims, a.values);
+    a.shape = dims;
+  }
+  void collect_values(const YAML::Node& n, size_t depth, std::vector<int64_t>& dims, std::vector<double>& out) const {
+    if (depth > 8) fail(n, "values nest more than 8 deep");
+    const auto size = static_cast<int64_t>(n.size());
+    if (dims.size() == depth) {
+      dims.push_back(size);
+    } else if (dims[depth] != size) {
+      fail(n, fmt::format("values: a list of {} where its neighbours have {}", size, dims[depth]));
+    }
+    for (const auto& e : n) {
+      if (e.IsSequence()) {
+        collect_values(e, depth + 1, dims, out);
+        continue;
+      }
+      if (dims.size() != depth + 1) fail(e, "values: a number where a list was expected");
+      const std::string text = scalar(e, "a value");
+      double v = 0;
+      if (text == "nan" || text == "-nan") {
+        v = std::copysign(std::numeric_limits<double>::quiet_NaN(), text[0] == '-' ? -1.0 : 1.0);
+      } else if (text == "inf" || text == "-inf") {
+        v = text[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      } else if (bool b = false; YAML::convert<bool>::decode(e, b) && !YAML::convert<double>::decode(e, v)) {
+        v = b ? 1 : 0;
+      } else {
+        v = number<double>(e, "a value");
+      }
+      out.push_back(v);
+    }
+    if (out.size() > (size_t{1} << 16)) fail(n, "more than 65,536 values");
+  }
+
+  // strides, offset, memory_format, on_cpu: how the tensor is laid out and where it stays.
+  void view(const YAML::Node& n, ArgSpec& a) const {
+    if (n["strides"]) {
+      if (!n["strides"].IsSequence()) fail(n["strides"], "strides must be a list of integers");
+      for (const auto& e : n["strides"]) {
+        const int64_t stride = number<int64_t>(e, "a stride");
+        if (stride < 0) fail(e, "a stride must not be negative");
+        a.strides.push_back(stride);
+      }
+      if (a.strides.size() != a.shape.size()) {
+        fail(n["strides"], fmt::format("{} strides for a shape of {} dimensions", a.strides.size(), a.shape.size()));
+      }
+    }
+    if (n["offset"]) {
+      a.offset = number<int64_t>(n["offset"], "offset");
+      if (a.offset < 0 || a.offset > (int64_t{1} << 24)) fail(n["offset"], "offset must be within [0, 16M]");
+    }
+    if (n["memory_format"]) {
+      a.memory_format = scalar(n["memory_format"], "memory_format");
+      static const std::vector<std::string> kFormats = {"channels_last", "channels_last_3d"};
+      if (std::find(kFormats.begin(), kFormats.end(), a.memory_format) == kFormats.end()) {
+        fail(n["memory_format"],
+             fmt::format("unknown memory_format '{}'{}", a.memory_format, did_you_mean(a.memory_format, kFormats)));
+      }
+      if (a.shape.size() != (a.memory_format == "channels_last" ? 4u : 5u)) {
+        fail(n["memory_format"], fmt::format("{} needs a shape of {} dimensions", a.memory_format,
+                                             a.memory_format == "channels_last" ? 4 : 5));
+      }
+      if (!a.strides.empty()) fail(n["memory_format"], "give strides or a memory_format, not both");
+    }
+    if (n["on_cpu"]) {
+      a.on_cpu = boolean(n["on_cpu"], "on_cpu");
+    }
+    if ((!a.strides.empty() || a.offset || !a.memory_format.empty()) && a.noncontiguous) {
+      fail(n["noncontiguous"], "give noncontiguous or a layout of strides, offset or memory_format, not both");
+    }
   }
 
   KnownFailure condition(const YAML::Node& e, const char* what) const {
@@ -351,18 +462,20 @@ class Reader {
         sample.where = at(e);
         sample.name = e["name"] ? scalar(e["name"], "name") : fmt::format("sample{}", o.samples.size());
         if (!names.insert(sample.name).second) fail(e, fmt::format("duplicate sample name '{}'", sample.name));
-        if (const YAML::Node args = e["args"]) {
-          if (!args.IsMap()) fail(args, "args must map argument names to values");
-          for (const auto& kv : args) {
-            const std::string arg_name = scalar(kv.first, "argument name");
-            if (sample.args.count(arg_name)) fail(kv.first, fmt::format("duplicate argument '{}'", arg_name));
-            sample.args[arg_name] = arg(kv.second);
-          }
-        }
+        if (const YAML::Node args = e["args"]) sample_args(args, sample);
         o.samples.push_back(std::move(sample));
       }
     }
     return o;
+  }
+
+  void sample_args(const YAML::Node& args, SampleSpec& sample) const {
+    if (!args.IsMap()) fail(args, "args must map argument names to values");
+    for (const auto& kv : args) {
+      const std::string arg_name = scalar(kv.first, "argument name");
+      if (sample.args.count(arg_name)) fail(kv.first, fmt::format("duplicate argument '{}'", arg_name));
+      sample.args[arg_name] = arg(kv.second);
+    }
   }
 
   Spec spec(const YAML::Node& root) const {
@@ -400,6 +513,9 @@ class Reader {
   const std::vector<std::string>& known_ops_;
   std::unordered_set<std::string> known_;
   const std::string torch_version_;
+  const int64_t max_numel_;
+
+  std::string max_numel_text() const { return max_numel_ == (int64_t{1} << 24) ? "16M" : "2^40"; }
 };
 
 }  // namespace
@@ -455,6 +571,21 @@ Spec parse_spec(const std::string& text, const std::string& path, const std::vec
 
 Spec load_spec(const std::string& path, const std::vector<std::string>& known_ops, const std::string& torch_version) {
   return parse_spec(read_file(path), path, known_ops, torch_version);
+}
+
+SampleSpec parse_sample_args(const YAML::Node& args, const std::string& path, const std::string& name) {
+  static const std::vector<std::string> kNoOps;
+  const Reader reader(path, kNoOps, compat::kTorchVersion, int64_t{1} << 40);
+  SampleSpec sample;
+  sample.name = name;
+  sample.where = reader.at(args);
+  try {
+    reader.sample_args(args, sample);
+  } catch (const YAML::Exception& e) {
+    throw UserError(fmt::format("invalid sample: {}", e.msg),
+                    e.mark.is_null() ? SourceLocation{path} : SourceLocation{path, e.mark.line + 1, e.mark.column + 1});
+  }
+  return sample;
 }
 
 }  // namespace mps_audit

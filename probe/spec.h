@@ -12,11 +12,15 @@
 #include "common/text.h"
 #include "probe/compare.h"
 
+namespace YAML {
+class Node;
+}  // namespace YAML
+
 namespace mps_audit {
 
 // How one argument of a sample is made.
 struct ArgSpec {
-  enum class Kind { kTensor, kTensorList, kNone, kBool, kInt, kFloat, kString, kIntList, kFloatList };
+  enum class Kind { kTensor, kTensorList, kNone, kBool, kInt, kFloat, kString, kIntList, kFloatList, kBoolList };
   Kind kind = Kind::kNone;
   // kTensor: shape, value domain, optional dtype override (else the probe's dtype), non-contiguous layout.
   std::vector<int64_t> shape;
@@ -24,6 +28,14 @@ struct ArgSpec {
   double low = 0, high = 1;       // uniform/int/index bounds (index: [0, high))
   std::string dtype;
   bool noncontiguous = false;
+  // The values themselves, row-major (NaN and infinities allowed), instead of a domain's; `shape` is theirs.
+  std::vector<double> values;
+  // A view of a buffer: these strides (in elements) at this storage offset, as a call's view has them (a chunk, a
+  // transpose, an expand); empty strides: contiguous.
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+  std::string memory_format;       // empty, channels_last or channels_last_3d
+  bool on_cpu = false;             // stays on the CPU while the other arguments go to the target (a CPU scalar)
   bool unique = false;             // domain index: distinct values (the first of a permutation of [0, high))
   std::string layout = "strided";  // strided, sparse_coo, sparse_csr (2-d): half the elements zero
   std::string quantized;           // empty, or the quantized dtype: qint8, quint8, qint32 (per tensor)
@@ -36,6 +48,7 @@ struct ArgSpec {
   std::string s;
   std::vector<int64_t> ints;
   std::vector<double> floats;
+  std::vector<bool> bools;
   SourceLocation where;
 };
 
@@ -43,6 +56,9 @@ struct SampleSpec {
   std::string name;
   std::map<std::string, ArgSpec> args;  // by schema argument name
   SourceLocation where;
+  // Its tensors are made on the meta device (shapes, strides, dtypes; no values): a call too large to run here
+  // (probe/repros.h), checked for its shapes alone.
+  bool on_meta = false;
 };
 
 // Where a known failure (or a conditional skip) applies: every condition given must hold.
@@ -75,12 +91,24 @@ struct OpSpec {
   SourceLocation where;
 };
 
+// A known MPS bug's own call (data/mps_known_bugs.yaml's `repro`), probed as a condition sample of its operator
+// (Note [Known bugs' own calls] in probe/repros.cc).
+struct ReproSample {
+  std::string id;                   // the ledger entry's: "pytorch-169342"
+  std::vector<std::string> dtypes;  // the dtypes it is made in; empty: every dtype the CPU takes
+  SampleSpec sample;                // named "repro:<id>"
+  bool cpu_raises = false;          // the CPU refuses the call: the bug is that MPS does not
+};
+
 struct Spec {
   std::string path;
   std::vector<std::string> dtypes;  // defaults
   std::vector<int64_t> shape = {3, 4};
   std::map<std::string, Tolerance> tolerance;
   std::map<std::string, OpSpec> ops;  // by name as written
+  // The known bugs' own calls, by operator overload ("aten::conv2d"); added from the ledger (add_repros() in
+  // probe/repros.h), not written in the spec.
+  std::map<std::string, std::vector<ReproSample>> repros;
 
   // The entry for an operator: its exact name first, then its bare name. nullptr when none.
   const OpSpec* find(const std::string& op_name) const;
@@ -94,5 +122,9 @@ Spec parse_spec(const std::string& text, const std::string& path, const std::vec
                 const std::string& torch_version = "");
 Spec load_spec(const std::string& path, const std::vector<std::string>& known_ops,
                const std::string& torch_version = "");
+
+// A sample named `name` whose `args` (a YAML mapping from argument names to values, as a spec sample's) come from
+// another file at `path` (the ledger's repros); a bad value is reported at its place there. Throws UserError.
+SampleSpec parse_sample_args(const YAML::Node& args, const std::string& path, const std::string& name);
 
 }  // namespace mps_audit

@@ -51,13 +51,10 @@ struct Row {
   std::vector<KnownBugNote> known_bugs;
 };
 
-// "pytorch-154881: crash, rank_ge:5, fixed in 2.14.0" (the id linked by `link`)
+// "pytorch-154881 (a crash under a condition: rank 5 or more; fixed in 2.14.0)" (the id linked by `link`)
 std::string bugs_text(const Row& r, const std::function<std::string(const KnownBugNote&)>& link) {
   std::vector<std::string> parts;
-  for (const auto& b : r.known_bugs) {
-    parts.push_back(fmt::format("{}: {}, {}, {}", link(b), b.kind, b.when,
-                                b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in));
-  }
+  for (const auto& b : r.known_bugs) parts.push_back(known_bug_brief(b, link(b)));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 

@@ -20,7 +20,7 @@ std::vector<Category> categories(const RunDiff& d) {
   return {{"regressions", &d.regressions},   {"improvements", &d.improvements},
           {"changed", &d.changed},           {"new", &d.added},
           {"newly probed", &d.newly_probed}, {"no longer probed", &d.no_longer_probed},
-          {"removed skips", &d.removed}};
+          {"removed skips", &d.removed},     {"new conditional failures", &d.conditional}};
 }
 
 std::string before(const RecordChange& c) {
@@ -33,9 +33,17 @@ std::string after(const RecordChange& c) {
 std::string headline(const RunDiff& d) {
   return fmt::format(
       "{} regressions, {} improvements, {} changed, {} new, {} newly probed, {} no longer probed, "
-      "{} unchanged",
+      "{} unchanged{}",
       d.regressions.size(), d.improvements.size(), d.changed.size(), d.added.size(), d.newly_probed.size(),
-      d.no_longer_probed.size(), d.unchanged);
+      d.no_longer_probed.size(), d.unchanged,
+      d.conditional.empty() ? "" : fmt::format(", {} new conditional failures", d.conditional.size()));
+}
+
+// "3 regressions", "3 regressions and 1 new conditional failures" (Note [What counts as a regression]).
+std::string gate_failures(const RunDiff& d) {
+  return d.gate_conditional && !d.conditional.empty()
+             ? fmt::format("{} regressions and {} new conditional failures", d.regressions.size(), d.conditional.size())
+             : fmt::format("{} regressions", d.regressions.size());
 }
 
 std::string incompleteness(const char* which, const RunProgress& p) {
@@ -65,14 +73,13 @@ std::string render_text(const RunDiff& d) {
                          message.empty() ? "" : "  (" + message + ")");
     }
   }
-  out += d.has_regressions() ? fmt::format("gate: FAILED, {} regressions\n", d.regressions.size())
-                             : "gate: passed, no regressions\n";
+  out += d.has_regressions() ? fmt::format("gate: FAILED, {}\n", gate_failures(d)) : "gate: passed, no regressions\n";
   return out;
 }
 
 std::string render_md(const RunDiff& d, size_t limit) {
   MarkdownWriter w(limit, "the output of `mps-audit diff BASE NEW --format json`");
-  w.add(d.has_regressions() ? fmt::format("## mps-audit diff: ❌ {} regressions\n\n", d.regressions.size())
+  w.add(d.has_regressions() ? fmt::format("## mps-audit diff: ❌ {}\n\n", gate_failures(d))
                             : "## mps-audit diff: ✅ no regressions\n\n");
   w.add(fmt::format("Base: {}; new: {}.\n\n", where_it_ran(d.base_env), where_it_ran(d.new_env)));
   if (!d.environment_differences.empty()) {
@@ -97,7 +104,7 @@ std::string render_md(const RunDiff& d, size_t limit) {
         [&] {
           w.table("| operator | dtype | before | after | message |\n| --- | --- | --- | --- | --- |\n", rows, c.name);
         },
-        c.changes == &d.regressions);
+        c.changes == &d.regressions || (d.gate_conditional && c.changes == &d.conditional));
   }
   return w.finish();
 }
@@ -114,8 +121,10 @@ std::string render_diff_json(const RunDiff& d) {
                         {"new", to_json(d.new_env)},
                         {"environment_differences", d.environment_differences},
                         {"unchanged", d.unchanged},
-                        {"gate", d.has_regressions() ? "failed" : "passed"}};
-  const char* keys[] = {"regressions", "improvements", "changed", "new", "newly_probed", "no_longer_probed", "removed"};
+                        {"gate", d.has_regressions() ? "failed" : "passed"},
+                        {"gate_on_conditional", d.gate_conditional}};
+  const char* keys[] = {"regressions",  "improvements",     "changed", "new",
+                        "newly_probed", "no_longer_probed", "removed", "conditional"};
   size_t k = 0;
   for (const auto& c : categories(d)) {
     nlohmann::json list = nlohmann::json::array();

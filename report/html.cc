@@ -189,8 +189,19 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
                                   e->list, e->source, e->reason.empty() ? "" : ": ", e->reason, e->macos,
                                   e->decided ? "" : " (a note: it decided nothing)");
       }
-      // The known bugs the record met or may meet (Note [Known bugs] in emu/known_bugs.cc), in the same detail.
+      // The known bugs the record met or may meet (Note [Known bugs] in emu/known_bugs.cc), in the same detail; a
+      // conditional failure apart (Note [Conditional failures in reports] in markdown.cc).
+      std::string conditional;
+      for (const auto& f : conditional_failures(r)) {
+        conditional += fmt::format(
+            "{}{} under {}{}{}", conditional.empty() ? "" : "\n", f.failure, f.condition,
+            f.observed ? " (observed)" : "",
+            f.bug.empty() ? ""
+                          : fmt::format(": {} {} ({})", f.bug, f.link,
+                                        f.fixed_in == "unknown" ? "not known fixed" : "fixed in " + f.fixed_in));
+      }
       for (const auto& b : r.known_bugs) {
+        if (b.applies) continue;  // conditional, above
         expectation +=
             fmt::format("{}known bug {} ({} when {}{}; {}): {} {}", expectation.empty() ? "" : " · ", b.id, b.kind,
                         b.when, b.met_by.empty() ? ", not met here" : ", met by " + b.met_by,
@@ -212,7 +223,8 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
                   strings.id(r.first_mismatch),
                   strings.id(r.basis == run_basis(runs[run].environment) ? std::string() : r.basis),
                   strings.id(r.observed),
-                  strings.id(expectation)};
+                  strings.id(expectation),
+                  strings.id(conditional)};
       while (rec.size() > 3) {
         const json& last = rec.back();
         const bool is_default = (last.is_number() && last.get<double>() == 0) || (last.is_array() && last.empty());

@@ -63,6 +63,7 @@ svg.chart text.sm{font-size:12px;fill:var(--muted)}
 #matrix td.w{border-left:2px solid #9aa0aa}
 #matrix td.first,#matrix th.first{border-left:2px solid #9aa0aa}
 #matrix td.sel{outline:3px solid #1d2129;outline-offset:-3px}
+#matrix td.cond sup{color:#b3261e;font-weight:700}
 #matrix tbody tr:hover th{background:#eef2ff}
 #details{position:fixed;right:16px;bottom:16px;width:min(520px,calc(100vw - 32px));max-height:60vh;overflow:auto;
   background:#fff;border:1px solid #9aa0aa;border-radius:8px;box-shadow:0 6px 24px rgba(0,0,0,.2);padding:10px 14px;
@@ -147,7 +148,10 @@ const char* const kScript = R"JS(
         (SINCE ? '<td class="ns">' + esc(S[o[5]]) + "</td>" : "");
     for (let c = 0; c < nc; c++) {
       const r = cell[i * nc + c], f = firstCol[c] ? " first" : "";
-      row += r < 0 ? '<td class="n' + f + '"></td>' : '<td class="v' + recs[r][2] + f + '">' + sym[recs[r][2]] + "</td>";
+      // A record that fails under a condition only (Note [Conditional failures in reports]) is marked beside it.
+      const cond = r >= 0 && recs[r].length > 17 && recs[r][17] ? ' cond" title="fails under a condition' : "";
+      row += r < 0 ? '<td class="n' + f + '"></td>'
+                   : '<td class="v' + recs[r][2] + f + cond + '">' + sym[recs[r][2]] + (cond ? "<sup>c</sup>" : "") + "</td>";
     }
     parts[i] = row + '<td class="w v' + o[2] + '" title="' + esc(V[o[2]].name) + '">' + sym[o[2]] + "</td></tr>";
   }
@@ -284,6 +288,7 @@ const char* const kScript = R"JS(
     add("rests on", str(14) || D.bases[col[0]]);
     add("observed", str(15), "d-observed");
     add("PyTorch's expectation", str(16), "d-expectation");
+    add("fails under a condition", str(17), "d-conditional");
     add("registry status", D.statuses[o[3][col[0]]]);
     add("set", D.tiers[o[4]]);
     add("group", D.groups[o[1]]);

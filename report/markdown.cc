@@ -101,6 +101,12 @@ void add_evidence(MarkdownWriter& w, const Evidence& e) {
     if (!e.bugs.empty())
       w.table("\nKnown MPS bugs (data/mps_known_bugs.yaml):\n\n" + head, evidence_rows(e.bugs), "known bugs");
   }
+  if (!e.conditional.empty()) {
+    w.add(
+        "\n## Known bugs met under a condition\n\nA sample met each bug's condition; the records keep their "
+        "verdicts, and list it as a conditional failure.\n\n");
+    w.table(head, evidence_rows(e.conditional), "conditional bugs");
+  }
   if (!e.looks_fixed.empty()) {
     w.add(
         "\n## Known bugs that look fixed: confirm and close\n\nA sample met each bug's condition here and passed.\n\n");
@@ -232,6 +238,39 @@ void add_failures(MarkdownWriter& w, const Analysis& a) {
   }
 }
 
+// Note [Conditional failures in reports]
+// An operator that works for ordinary inputs and fails under a condition is neither a pass nor a failure: its record
+// keeps its verdict, and the condition's failure is listed here, apart from the failures and counted apart
+// (Note [Conditional failures] in emu/known_bugs.cc): "pass; wrong results under a non-contiguous view at a storage
+// offset, pytorch-169342, not known fixed".
+std::string conditional_cell(const ConditionalFailure& f) {
+  const std::string fixed = f.bug.empty()             ? ""
+                            : f.fixed_in == "unknown" ? ", not known fixed"
+                                                      : ", fixed in " + f.fixed_in;
+  const std::string bug = f.bug.empty() ? "" : fmt::format(", [{}]({}){}", f.bug, f.link, fixed);
+  return markdown_cell(fmt::format("{}; {} under {}{}", to_string(f.verdict), f.failure, f.condition,
+                                   f.observed ? " (observed)" : ""),
+                       240) +
+         bug;
+}
+
+void add_conditional(MarkdownWriter& w, const Analysis& a) {
+  if (a.conditional.empty()) return;
+  std::vector<std::string> rows;
+  for (const auto& f : a.conditional) {
+    rows.push_back(fmt::format("| `{}` | {} | {} | {} |\n", f.op, f.dtype, conditional_cell(f),
+                               markdown_cell(f.summary.empty() ? f.sample : f.summary, 200)));
+  }
+  w.add(fmt::format(
+      "\n## Conditional failures: {} op x dtype\n\nThese pass (or fall back) for ordinary inputs, and fail under a "
+      "condition: a view, a rank, a size, repeated indices, a CPU scalar, or a known bug's own call. They are not "
+      "among the failures above; `mps-audit diff --fail-on-conditional` gates on new ones, `run --fail-on conditional` "
+      "on any.\n\n",
+      a.conditional_records));
+  w.table("| operator | dtype | verdict; fails under | what |\n| --- | --- | --- | --- |\n", rows,
+          "conditional failures");
+}
+
 void add_skips(MarkdownWriter& w, const Analysis& a) {
   if (a.counts.of(Verdict::kSkip) == 0) return;
   w.add(
@@ -278,6 +317,7 @@ std::string render_markdown(const Results& results, const RenderOptions& options
   add_evidence(w, a.evidence);
   add_fallbacks(w, a);
   add_failures(w, a);
+  add_conditional(w, a);
   add_stale_entries(w, results);
   add_skips(w, a);
   // The matrix last: it is the largest, and every row of it is in results.html too.

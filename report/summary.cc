@@ -1,4 +1,8 @@
 // The terminal's closing summary of a run.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -32,6 +36,17 @@ std::string render_summary(const Results& results) {
     if (k == 0) continue;
     out += fmt::format("  {:<13} {:>6}  {:>5.1f}%\n", to_string(v), k,
                        100.0 * static_cast<double>(k) / static_cast<double>(a.counts.total));
+  }
+  if (a.conditional_records) {  // counted apart from the verdicts (Note [Conditional failures in reports])
+    std::vector<std::string> ops;
+    for (const auto& f : a.conditional) {
+      if (std::find(ops.begin(), ops.end(), f.op) == ops.end()) ops.push_back(f.op);
+    }
+    const size_t shown = std::min<size_t>(ops.size(), 4);
+    out += fmt::format("  conditional   {:>6}  pass or fall back, and fail under a condition: {}{}\n",
+                       a.conditional_records,
+                       fmt::join(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                       ops.size() > shown ? fmt::format(" and {} more operators", ops.size() - shown) : "");
   }
   out += "coverage:\n";
   for (const auto& s : coverage_sentences(results, a)) out += "  " + s + "\n";

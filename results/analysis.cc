@@ -239,7 +239,7 @@ bool most_records_first(const EvidenceRow& a, const EvidenceRow& b) {
 
 Evidence evidence_of(const std::vector<ProbeResult>& records) {
   Evidence e;
-  std::map<std::string, size_t> lists, bugs, annotations, looks_fixed;
+  std::map<std::string, size_t> lists, bugs, conditional, annotations, looks_fixed;
   for (const auto& r : records) {
     bool decided = false;
     if (const auto& n = r.expectation) {
@@ -260,7 +260,8 @@ Evidence evidence_of(const std::vector<ProbeResult>& records) {
       const std::string history =
           fmt::format("{}; {}", b.seen_in == "unknown" ? "first seen: not said" : "seen in " + b.seen_in,
                       b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in);
-      EvidenceRow& row = !b.decided                     ? row_for(e.annotations, annotations, b.id)
+      EvidenceRow& row = b.applies                      ? row_for(e.conditional, conditional, b.id)
+                         : !b.decided                   ? row_for(e.annotations, annotations, b.id)
                          : r.verdict == Verdict::kXpass ? row_for(e.looks_fixed, looks_fixed, b.id)
                                                         : row_for(e.bugs, bugs, b.id);
       row.link = b.source;
@@ -273,7 +274,7 @@ Evidence evidence_of(const std::vector<ProbeResult>& records) {
                         r.verdict == Verdict::kUnsupported;
     if (failed && !decided) ++e.observed;
   }
-  for (auto* rows : {&e.lists, &e.bugs, &e.annotations, &e.looks_fixed}) {
+  for (auto* rows : {&e.lists, &e.bugs, &e.conditional, &e.annotations, &e.looks_fixed}) {
     std::stable_sort(rows->begin(), rows->end(), most_records_first);
   }
   return e;
@@ -439,6 +440,8 @@ Analysis analyze(const Results& results, const CoreOps& core) {
   a.coverage = status_coverage(g);
   add_offenders_and_fallbacks(g, core, a);
   a.failures = failure_sections(g);
+  a.conditional = conditional_failures(records);
+  for (const auto& r : records) a.conditional_records += has_conditional_failure(r) ? 1 : 0;
   add_skips(records, a);
   return a;
 }

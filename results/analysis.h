@@ -90,12 +90,32 @@ struct EvidenceRow {
 struct Evidence {
   std::vector<EvidenceRow> lists;        // PyTorch's lists decided these records, by list and kind
   std::vector<EvidenceRow> bugs;         // the ledger decided these, by bug
+  std::vector<EvidenceRow> conditional;  // the ledger's bugs these records meet under a condition, by bug
   size_t observed = 0;                   // failures the target showed itself
   std::vector<EvidenceRow> annotations;  // entries that decided nothing, by kind, then ledger entries no sample met
   std::vector<EvidenceRow> looks_fixed;  // real Mac: ledger entries a met sample passed (xpass), by bug
-  bool empty() const { return lists.empty() && bugs.empty() && annotations.empty() && looks_fixed.empty(); }
+  bool empty() const {
+    return lists.empty() && bugs.empty() && conditional.empty() && annotations.empty() && looks_fixed.empty();
+  }
 };
 Evidence evidence_of(const std::vector<ProbeResult>& records);
+
+// A record that passes (or falls back) for its ordinary samples and fails under a condition (Note [Conditional
+// failures] in emu/known_bugs.cc): one row per condition that failed, and per known bug one of the record's own
+// samples met.
+struct ConditionalFailure {
+  std::string op, dtype;
+  Verdict verdict = Verdict::kPass;  // the record's
+  std::string sample;                // the condition sample ("recorded:0+view", "repro:pytorch-169342"); "" its own
+  std::string condition;             // in words: "a non-contiguous view at an offset", "the thread's own call"
+  std::string failure;               // "wrong results", "a crash", or what the target gave: "mismatch"
+  bool observed = false;             // the target showed it; else a known bug predicts it
+  std::string bug, link, seen_in, fixed_in, summary;  // the known bug behind it, where one is
+};
+std::vector<ConditionalFailure> conditional_failures(const std::vector<ProbeResult>& records);
+std::vector<ConditionalFailure> conditional_failures(const ProbeResult& r);
+// "a non-contiguous view at an offset" for "view"; "the thread's own call" for a repro.
+std::string condition_words(const std::string& condition);
 
 struct Analysis {
   VerdictCounts counts;
@@ -108,6 +128,8 @@ struct Analysis {
   size_t fallback_records = 0;
   std::vector<FailureSection>
       failures;  // crash, timeout, error, mismatch, xpass, unsupported, known_failure, xfail: those present
+  std::vector<ConditionalFailure> conditional;                // by operator, as the records come
+  size_t conditional_records = 0;                             // records with a conditional failure
   std::map<std::string, size_t> skip_reasons;                 // skip_reason -> records
   std::vector<std::pair<std::string, size_t>> skip_messages;  // the most common skip messages (first 90 chars)
   Evidence evidence;

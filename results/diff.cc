@@ -1,7 +1,10 @@
 // Diffing two runs record by record; see Note [What counts as a regression].
 #include "results/diff.h"
 
+#include "results/analysis.h"
+
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -41,8 +44,40 @@ std::vector<std::string> environment_differences(const RunEnvironment& a, const 
   return out;
 }
 
-RunDiff diff_runs(const Results& base, const Results& now) {
+namespace {
+
+// A conditional failure's identity within its record: the condition sample and the known bug behind it.
+std::string conditional_key(const ConditionalFailure& f) {
+  return f.sample + "|" + f.bug + "|" + f.condition;
+}
+
+std::string conditional_message(const ConditionalFailure& f) {
+  return fmt::format("{} under {}{}{}", f.failure, f.condition, f.observed ? " (observed)" : "",
+                     f.bug.empty() ? "" : fmt::format(", {} {}", f.bug, f.link));
+}
+
+// The conditional failures `now` has that `base` had not, record by record.
+std::vector<RecordChange> new_conditional_failures(const Results& base, const Results& now) {
+  std::set<std::string> had;
+  for (const auto& f : conditional_failures(base.records)) had.insert(f.op + "|" + f.dtype + "|" + conditional_key(f));
+  std::vector<RecordChange> out;
+  std::map<std::pair<std::string, std::string>, Verdict> was;
+  for (const auto& r : base.records) was[{r.op, r.dtype}] = r.verdict;
+  for (const auto& f : conditional_failures(now.records)) {
+    if (had.count(f.op + "|" + f.dtype + "|" + conditional_key(f))) continue;
+    const auto it = was.find({f.op, f.dtype});
+    out.push_back({f.op, f.dtype, it == was.end() ? Verdict::kSkip : it->second, f.verdict, it != was.end(), true,
+                   conditional_message(f)});
+  }
+  return out;
+}
+
+}  // namespace
+
+RunDiff diff_runs(const Results& base, const Results& now, bool conditional_gate) {
   RunDiff d;
+  d.gate_conditional = conditional_gate;
+  d.conditional = new_conditional_failures(base, now);
   d.base_env = base.environment;
   d.new_env = now.environment;
   d.base_run = base.run;

@@ -7,7 +7,10 @@
 //   - its rank rose (pass -> fallback, fallback -> unsupported, pass -> xfail, pass -> known_failure: PyTorch's own
 //     lists now say the pair fails on a real Mac),
 //   - it disappeared, having had a verdict other than skip.
-// Improvements (rank fell) never fail the gate, which makes it a ratchet. Not counted either way, but listed:
+// Improvements (rank fell) never fail the gate, which makes it a ratchet. A conditional failure (Note [Conditional
+// failures] in emu/known_bugs.cc: a record that passes for ordinary inputs and fails under a condition) that the base
+// did not have is listed as a new conditional failure; it fails the gate only when asked (`--fail-on-conditional`):
+// by default the gate decides on verdicts. Not counted either way, but listed:
 // records that are new, that became skip ("no longer probed": the CPU reference or the inputs changed, not the
 // target), that were skip and now pass, fall back or are refused ("newly probed"), that moved between two failures
 // or within a rank ("changed"), and skips that disappeared.
@@ -33,11 +36,16 @@ struct RunDiff {
   // "torch_version: 1.13.0 -> 2.11.0", for every field that tells the runs apart.
   std::vector<std::string> environment_differences;
   std::vector<RecordChange> regressions, improvements, changed, added, newly_probed, no_longer_probed, removed;
+  std::vector<RecordChange> conditional;  // new conditional failures, one per condition (message: which, and why)
   size_t unchanged = 0;
-  bool has_regressions() const { return !regressions.empty(); }
+  bool gate_conditional = false;  // new conditional failures fail the gate too
+  // What fails the gate: the regressions, and where asked the new conditional failures.
+  size_t gate_failures() const { return regressions.size() + (gate_conditional ? conditional.size() : 0); }
+  bool has_regressions() const { return gate_failures() > 0; }
 };
 
-RunDiff diff_runs(const Results& base, const Results& now);
+// `conditional_gate`: new conditional failures fail the gate (`--fail-on-conditional`).
+RunDiff diff_runs(const Results& base, const Results& now, bool conditional_gate = false);
 
 // Fields of two environments that differ in a way verdicts may depend on (not the OS kernel's build string).
 std::vector<std::string> environment_differences(const RunEnvironment& a, const RunEnvironment& b);

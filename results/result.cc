@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace mps_audit {
 
@@ -73,16 +77,28 @@ std::string_view skip_reason(const ProbeResult& r) {
 
 bool SampleTraits::operator==(const SampleTraits& o) const {
   auto tie = [](const SampleTraits& t) {
-    return std::tie(t.max_rank, t.max_numel, t.max_size, t.non_contiguous, t.storage_offset, t.duplicate_indices,
-                    t.out_of_range_indices, t.cpu_scalar, t.empty, t.channels_last, t.kwargs);
+    return std::tie(t.max_rank, t.max_numel, t.max_size, t.max_bytes, t.non_contiguous, t.storage_offset,
+                    t.duplicate_indices, t.out_of_range_indices, t.cpu_scalar, t.empty, t.channels_last, t.nan, t.inf,
+                    t.values_unknown, t.kwargs, t.args);
   };
   return tie(*this) == tie(o);
 }
+
+namespace {
+
+// Adds `v` to the sorted `set`, once.
+void add_sorted(std::vector<std::string>& set, const std::string& v) {
+  auto at = std::lower_bound(set.begin(), set.end(), v);
+  if (at == set.end() || *at != v) set.insert(at, v);
+}
+
+}  // namespace
 
 void SampleTraits::merge(const SampleTraits& o) {
   max_rank = std::max(max_rank, o.max_rank);
   max_numel = std::max(max_numel, o.max_numel);
   max_size = std::max(max_size, o.max_size);
+  max_bytes = std::max(max_bytes, o.max_bytes);
   non_contiguous |= o.non_contiguous;
   storage_offset |= o.storage_offset;
   duplicate_indices |= o.duplicate_indices;
@@ -90,10 +106,79 @@ void SampleTraits::merge(const SampleTraits& o) {
   cpu_scalar |= o.cpu_scalar;
   empty |= o.empty;
   channels_last |= o.channels_last;
-  for (const auto& k : o.kwargs) {
-    auto at = std::lower_bound(kwargs.begin(), kwargs.end(), k);
-    if (at == kwargs.end() || *at != k) kwargs.insert(at, k);
+  nan |= o.nan;
+  inf |= o.inf;
+  values_unknown |= o.values_unknown;
+  for (const auto& k : o.kwargs) add_sorted(kwargs, k);
+  for (const auto& [name, values] : o.args) {
+    for (const auto& v : values) add_sorted(args[name], v);
   }
+}
+
+std::string bug_kind_words(const std::string& kind) {
+  if (kind == "wrong_result") return "wrong results";
+  if (kind == "crash") return "a crash";
+  if (kind == "hang") return "a hang";
+  if (kind == "error") return "an error";
+  return kind;
+}
+
+std::string when_words(const std::string& when) {
+  static const std::pair<const char*, const char*> kWords[] = {{"non_contiguous", "non-contiguous"},
+                                                               {"storage_offset", "at a storage offset"},
+                                                               {"channels_last", "channels-last"},
+                                                               {"duplicate_indices", "repeated indices"},
+                                                               {"out_of_range_indices", "out-of-range indices"},
+                                                               {"cpu_scalar", "a CPU scalar operand"},
+                                                               {"empty", "empty"},
+                                                               {"nan", "NaN values"},
+                                                               {"inf", "infinite values"},
+                                                               {"other", "as its thread says"}};
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= when.size()) {
+    const size_t end = std::min(when.find(" and ", start), when.size());
+    std::string atom = when.substr(start, end - start);
+    for (const auto& [name, words] : kWords) {
+      if (atom == name) atom = words;
+    }
+    if (atom.rfind("rank_ge:", 0) == 0) atom = "rank " + atom.substr(8) + " or more";
+    if (atom.rfind("size_gt:", 0) == 0) atom = "a dimension over " + atom.substr(8);
+    if (atom.rfind("numel_gt:", 0) == 0) atom = "over " + atom.substr(9) + " elements";
+    if (atom.rfind("bytes_gt:", 0) == 0) atom = "over " + atom.substr(9) + " bytes";
+    if (atom.rfind("arg:", 0) == 0) atom = atom.substr(4);
+    out.push_back(atom);
+    start = end + 5;
+  }
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+std::string bug_condition_words(const KnownBugNote& b) {
+  return b.when == "any" ? "for every input" : "under a condition: " + when_words(b.when);
+}
+
+std::string known_bug_brief(const KnownBugNote& b, const std::string& id) {
+  return fmt::format("{} ({} {}; {})", id, bug_kind_words(b.kind), bug_condition_words(b),
+                     b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in);
+}
+
+bool conditional_failure(const ConditionOutcome& c) {
+  switch (c.verdict) {
+    case Verdict::kMismatch:
+    case Verdict::kUnsupported:
+    case Verdict::kError:
+    case Verdict::kTimeout:
+    case Verdict::kKnownFailure:
+    case Verdict::kXfail: return true;
+    default: return false;
+  }
+}
+
+bool has_conditional_failure(const ProbeResult& r) {
+  if (r.verdict != Verdict::kPass && r.verdict != Verdict::kFallback && r.verdict != Verdict::kXpass) return false;
+  return std::any_of(r.conditions.begin(), r.conditions.end(), conditional_failure) ||
+         std::any_of(r.known_bugs.begin(), r.known_bugs.end(),
+                     [](const KnownBugNote& b) { return b.applies && b.condition.empty(); });
 }
 
 }  // namespace mps_audit

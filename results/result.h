@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,7 @@ struct SampleTraits {
   int max_rank = 0;                   // the highest rank of a tensor argument
   int64_t max_numel = 0;              // the most elements of one tensor argument
   int64_t max_size = 0;               // the largest size of one dimension of a tensor argument
+  int64_t max_bytes = 0;              // the most bytes of one tensor argument
   bool non_contiguous = false;        // a tensor argument that is neither contiguous nor channels-last contiguous
   bool storage_offset = false;        // a tensor argument that starts at a storage offset (a view)
   bool duplicate_indices = false;     // an index argument with a value repeated
@@ -74,7 +76,15 @@ struct SampleTraits {
   bool cpu_scalar = false;            // a 0-d CPU tensor operand beside device tensors
   bool empty = false;                 // a tensor argument without elements
   bool channels_last = false;         // a 4-d or 5-d tensor argument in channels-last layout
-  std::vector<std::string> kwargs;    // the keyword-only arguments a sample set ("dtype"), sorted, each once
+  bool nan = false;                   // a floating-point tensor argument holding a NaN
+  bool inf = false;                   // a floating-point tensor argument holding an infinity
+  // Values a sample's tensor arguments hold that were not read (a recorded call's tensor described by its shape, too
+  // large to keep): repeated or out-of-range indices, NaNs and infinities cannot be told.
+  bool values_unknown = false;
+  std::vector<std::string> kwargs;  // the keyword-only arguments a sample set ("dtype"), sorted, each once
+  // The other arguments' values by schema name, as text ("0", "true", "none", "floor", "[1, 2]"), each value once,
+  // sorted: what the ledger's `arg:` conditions read. Defaults included: a sample that left `dim` out had dim none.
+  std::map<std::string, std::vector<std::string>> args;
 
   bool operator==(const SampleTraits& o) const;
   // Adds what another sample was like.
@@ -85,14 +95,51 @@ struct SampleTraits {
 struct KnownBugNote {
   std::string id;        // "pytorch-154881"
   std::string kind;      // wrong_result, crash, hang, error
-  std::string when;      // the input condition: "rank_ge:5"
+  std::string when;      // the input condition, its atoms joined by " and ": "rank_ge:5 and arg:dim=0"
   std::string met_by;    // what a sample had that met it ("a rank-5 argument"); empty when no sample met it
   std::string seen_in;   // the first release it was seen in, or "unknown"
   std::string fixed_in;  // the release that fixed it, or "unknown"
   std::string source;    // the thread: "https://github.com/pytorch/pytorch/issues/154881"
   std::string summary;
   bool decided = false;  // it decided the record's verdict; else it annotates the record
+  // The condition sample that met it (ConditionOutcome::sample), where one did and the record's own samples did not:
+  // the bug is the record's only under that condition (Note [Conditional failures] in emu/known_bugs.cc).
+  std::string condition;
+  bool applies = false;  // met on this Mac (release window, chip), so the condition sample's verdict rests on it
 };
+
+// A condition sample's own outcome (Note [Condition samples] in probe/condition_samples.cc): what the operator did
+// on inputs of one kind (a view, rank 5, a size, repeated indices, a CPU scalar, a known bug's own call), beside the
+// record's verdict, which the record's ordinary samples decide. A crash is no condition's: it ends the worker, and is
+// the record's verdict.
+struct ConditionOutcome {
+  std::string condition;  // "view", "rank5", "size1025", "size32769", "duplicate-indices", "cpu-scalar", "repro"
+  std::string sample;     // "recorded:0+view"; a known bug's own call: "repro:pytorch-169342"
+  Verdict verdict = Verdict::kPass;
+  std::string observed;  // the verdict the target gave, where a known bug changed it; else empty
+  std::string basis;     // kBasisKnownBugs where a known bug decided it; else empty (what the target gave)
+  std::string message;
+  std::vector<std::string> fallback_ops;
+  SampleTraits traits;
+  std::vector<std::string> known_bugs;  // the ids of the record's known_bugs this sample met
+};
+
+// "wrong results", "a crash", "a hang", "an error" for a known bug's kind.
+std::string bug_kind_words(const std::string& kind);
+
+// A known bug's condition (KnownBugNote::when) in words: "non_contiguous and storage_offset" -> "non-contiguous, at a
+// storage offset"; and with what it means: "for every input", "under a condition: non-contiguous, ...".
+std::string when_words(const std::string& when);
+std::string bug_condition_words(const KnownBugNote& b);
+// "pytorch-169342 (wrong results under a condition: non-contiguous, at a storage offset; not known fixed)", the id
+// written as `id` (a link, in Markdown): the timeline's and the coverage page's words for a known bug.
+std::string known_bug_brief(const KnownBugNote& b, const std::string& id);
+
+// Whether a condition's outcome is a failure of the operator under that condition (a wrong result, a refusal, an
+// error, or a known bug's prediction of one): a conditional failure of its record.
+bool conditional_failure(const ConditionOutcome& c);
+// Whether the record passes (or falls back) for ordinary inputs and fails under a condition.
+bool has_conditional_failure(const struct ProbeResult& r);
 
 struct ProbeResult {
   std::string op;     // "aten::add.Tensor"
@@ -117,8 +164,10 @@ struct ProbeResult {
   // (a complex or float64 operand of a float32 record), as "sample 3: <why>". The record's verdict rests on the rest.
   std::vector<std::string> sample_notes;
   // Known MPS bugs of the ledger for this op x dtype on the emulated (or real) Mac: the one that decided the verdict
-  // first, when one did; the others annotate.
+  // first, when one did; the others annotate, or are the conditions' (KnownBugNote::condition).
   std::vector<KnownBugNote> known_bugs;
+  // The condition samples' outcomes, in the order they ran; `traits` and the verdict are the ordinary samples'.
+  std::vector<ConditionOutcome> conditions;
 };
 
 // Why an op x dtype was not probed, from a skip's message (empty for other verdicts):

@@ -38,17 +38,22 @@ nlohmann::json to_json(const SampleTraits& t) {
   if (t.max_rank) j["max_rank"] = t.max_rank;
   if (t.max_numel) j["max_numel"] = t.max_numel;
   if (t.max_size) j["max_size"] = t.max_size;
+  if (t.max_bytes) j["max_bytes"] = t.max_bytes;
   const std::pair<const char*, bool> flags[] = {{"non_contiguous", t.non_contiguous},
                                                 {"storage_offset", t.storage_offset},
                                                 {"duplicate_indices", t.duplicate_indices},
                                                 {"out_of_range_indices", t.out_of_range_indices},
                                                 {"cpu_scalar", t.cpu_scalar},
                                                 {"empty", t.empty},
-                                                {"channels_last", t.channels_last}};
+                                                {"channels_last", t.channels_last},
+                                                {"nan", t.nan},
+                                                {"inf", t.inf},
+                                                {"values_unknown", t.values_unknown}};
   for (const auto& [name, on] : flags) {
     if (on) j[name] = true;
   }
   if (!t.kwargs.empty()) j["kwargs"] = t.kwargs;
+  if (!t.args.empty()) j["args"] = t.args;
   return j;
 }
 
@@ -64,7 +69,12 @@ SampleTraits sample_traits_from_json(const nlohmann::json& j) {
   t.cpu_scalar = j.value("cpu_scalar", false);
   t.empty = j.value("empty", false);
   t.channels_last = j.value("channels_last", false);
+  t.max_bytes = j.value("max_bytes", int64_t{0});
+  t.nan = j.value("nan", false);
+  t.inf = j.value("inf", false);
+  t.values_unknown = j.value("values_unknown", false);
   t.kwargs = j.value("kwargs", std::vector<std::string>{});
+  t.args = j.value("args", std::map<std::string, std::vector<std::string>>{});
   return t;
 }
 
@@ -72,13 +82,43 @@ nlohmann::json to_json(const KnownBugNote& b) {
   nlohmann::json j = {{"id", b.id},           {"kind", b.kind},         {"when", b.when},     {"met_by", b.met_by},
                       {"seen_in", b.seen_in}, {"fixed_in", b.fixed_in}, {"source", b.source}, {"summary", b.summary}};
   if (b.decided) j["decided"] = true;
+  if (!b.condition.empty()) j["condition"] = b.condition;
+  if (b.applies) j["applies"] = true;
   return j;
 }
 
 KnownBugNote known_bug_note_from_json(const nlohmann::json& j) {
-  return {j.value("id", ""),     j.value("kind", ""),    j.value("when", ""),
-          j.value("met_by", ""), j.value("seen_in", ""), j.value("fixed_in", ""),
-          j.value("source", ""), j.value("summary", ""), j.value("decided", false)};
+  return {j.value("id", ""),         j.value("kind", ""),      j.value("when", ""),      j.value("met_by", ""),
+          j.value("seen_in", ""),    j.value("fixed_in", ""),  j.value("source", ""),    j.value("summary", ""),
+          j.value("decided", false), j.value("condition", ""), j.value("applies", false)};
+}
+
+nlohmann::json to_json(const ConditionOutcome& c) {
+  nlohmann::json j = {{"condition", c.condition}, {"sample", c.sample}, {"verdict", to_string(c.verdict)}};
+  if (!c.observed.empty()) j["observed"] = c.observed;
+  if (!c.basis.empty()) j["basis"] = c.basis;
+  if (!c.message.empty()) j["message"] = c.message;
+  if (!c.fallback_ops.empty()) j["fallback_ops"] = c.fallback_ops;
+  if (!(c.traits == SampleTraits{})) j["traits"] = to_json(c.traits);
+  if (!c.known_bugs.empty()) j["known_bugs"] = c.known_bugs;
+  return j;
+}
+
+ConditionOutcome condition_outcome_from_json(const nlohmann::json& j) {
+  ConditionOutcome c;
+  c.condition = j.value("condition", "");
+  c.sample = j.value("sample", "");
+  const std::string verdict = j.value("verdict", "pass");
+  const auto parsed = parse_verdict(verdict);
+  if (!parsed) throw std::invalid_argument(fmt::format("unknown verdict '{}' of condition {}", verdict, c.sample));
+  c.verdict = *parsed;
+  c.observed = j.value("observed", "");
+  c.basis = j.value("basis", "");
+  c.message = j.value("message", "");
+  c.fallback_ops = j.value("fallback_ops", std::vector<std::string>{});
+  if (const auto t = j.find("traits"); t != j.end() && t->is_object()) c.traits = sample_traits_from_json(*t);
+  c.known_bugs = j.value("known_bugs", std::vector<std::string>{});
+  return c;
 }
 
 nlohmann::json to_json(const ProbeResult& r) {
@@ -101,6 +141,10 @@ nlohmann::json to_json(const ProbeResult& r) {
   if (!r.known_bugs.empty()) {
     j["known_bugs"] = nlohmann::json::array();
     for (const auto& b : r.known_bugs) j["known_bugs"].push_back(to_json(b));
+  }
+  if (!r.conditions.empty()) {
+    j["conditions"] = nlohmann::json::array();
+    for (const auto& c : r.conditions) j["conditions"].push_back(to_json(c));
   }
   if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
     j["max_abs_error"] = json_number(r.max_abs_error);
@@ -142,6 +186,9 @@ ProbeResult probe_result_from_json(const nlohmann::json& j) {
   r.sample_notes = j.value("sample_notes", std::vector<std::string>{});
   if (const auto b = j.find("known_bugs"); b != j.end() && b->is_array()) {
     for (const auto& one : *b) r.known_bugs.push_back(known_bug_note_from_json(one));
+  }
+  if (const auto c = j.find("conditions"); c != j.end() && c->is_array()) {
+    for (const auto& one : *c) r.conditions.push_back(condition_outcome_from_json(one));
   }
   return r;
 }

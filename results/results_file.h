@@ -16,8 +16,9 @@
 namespace mps_audit {
 
 // The schema results.json is written in, and the oldest one still read. Version 1 had no "run" block: such a file
-// is read as a complete run.
-inline constexpr int kResultsSchemaVersion = 2;
+// is read as a complete run. Version 3 gave condition samples outcomes of their own (a record's "conditions"): in
+// version 2 they were among the samples whose worst decided the verdict.
+inline constexpr int kResultsSchemaVersion = 3;
 inline constexpr int kOldestResultsSchemaVersion = 1;
 
 // A --target value that works on this machine; for mps-emu, the releases it can emulate.
@@ -94,6 +95,8 @@ nlohmann::json to_json(const SampleTraits& t);
 SampleTraits sample_traits_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const KnownBugNote& b);
 KnownBugNote known_bug_note_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const ConditionOutcome& c);
+ConditionOutcome condition_outcome_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ProbeResult& r);
 ProbeResult probe_result_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const RunEnvironment& env);

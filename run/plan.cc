@@ -14,8 +14,10 @@
 #include "common/paths.h"
 #include "common/text.h"
 #include "common/torch_compat.h"
+#include "emu/known_bugs.h"
 #include "emu/linked_gaps.h"
 #include "emu/mps_emulator.h"
+#include "probe/repros.h"
 #include "registry/load_registry.h"
 #include "registry/release_data.h"
 #include "targets/host.h"
@@ -58,6 +60,7 @@ nlohmann::json plan_identity(const RunRequest& request, const RunPlan& plan, con
   return {
       {"spec", request.spec},
       {"spec_hash", content_hash(spec_text)},
+      {"known_bugs_hash", plan.known_bugs_hash},
       {"samples_hash", plan.recordings ? plan.recordings->summary().hash : ""},
       {"target", target.name()},
       {"emu_release",
@@ -114,6 +117,14 @@ RunPlan make_run_plan(const RunRequest& request, std::ostream& err) {
   // PyTorch's own expectations of real MPS: the emulated release's, or on a Mac the linked release's.
   plan.expecting = emu::run_expectations(request.expectations, target, target.real_mps() ? macos_version() : "",
                                          target.real_mps() ? mac_chip() : "");
+  // The known bugs' own calls, on every target (Note [Known bugs' own calls] in probe/repros.cc): from the ledger the
+  // expectations read, else the shipped one.
+  std::optional<emu::KnownBugs> shipped;
+  if (!plan.expecting.known_bugs) shipped = emu::load_shipped_known_bugs();
+  if (const auto& ledger = plan.expecting.known_bugs ? plan.expecting.known_bugs : shipped) {
+    add_repros(plan.spec, *ledger, known);
+    plan.known_bugs_hash = ledger->hash();
+  }
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
   plan.recordings = recordings.get();
   std::tie(plan.statuses, plan.not_probed) = statuses.get();

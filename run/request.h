@@ -30,6 +30,7 @@ struct RunOptions {
   std::optional<int> jobs;            // worker processes, 1 or more; unset: one per core
   std::vector<std::string> fail_on;   // verdicts that fail the run (exit 1): commands/run.h
   std::string baseline;               // results.json to gate on (exit 1 on a regression); empty: none
+  bool fail_on_conditional = false;   // the baseline gate: a new conditional failure is a regression too
   bool strict = false;                // JUnit: unsupported and fallback fail too (commands/run.h)
   bool resume = false;                // continue the run recorded in out_dir's journal.jsonl
   std::string shard;                  // "K/N": run only the K-th of N slices of the plan; empty: all of it

@@ -25,6 +25,7 @@
 #include "probe/caught_faults.h"
 #include "probe/probe_op.h"
 #include "probe/recorded_samples.h"
+#include "probe/repros.h"
 #include "probe/spec.h"
 #include "results/results_file.h"
 #include "run/child_process.h"
@@ -177,7 +178,11 @@ ProbeData get_ready(const WorkerOptions& o, const ProbeTarget& target, std::opti
     });
   }
   try {
-    if (!o.run_spec) loaded.emplace(load_spec(o.spec, aten_ops()));
+    if (!o.run_spec) {
+      const std::vector<std::string> known = aten_ops();
+      loaded.emplace(load_spec(o.spec, known));
+      add_shipped_repros(*loaded, known);  // as the run's plan did (Note [Known bugs' own calls])
+    }
     if (auto broken = device_unusable(target.device))
       std::cerr << "the device failed its first operation: " << *broken << "\n";
   } catch (...) {

@@ -88,7 +88,16 @@ TEST(CliReport, DiffExitsOneOnARegressionAndZeroOtherwise) {
   EXPECT_EQ(same.exit_code, 0) << same.err;
   const auto doc = nlohmann::json::parse(same.out);
   EXPECT_EQ(doc["gate"], "passed");
-  EXPECT_EQ(doc["unchanged"], 16);
+  EXPECT_EQ(doc["unchanged"], 17);
+  EXPECT_TRUE(doc["conditional"].empty());
+  // The run's conv2d passes and fails under a condition the base did not have: listed; a failure only when asked.
+  EXPECT_NE(regressed.out.find("new conditional failures:\n  aten::conv2d float32: (absent) -> pass"),
+            std::string::npos)
+      << regressed.out;
+  const auto gated = run_mps_audit({"diff", fixture("base.json"), fixture("run.json"), "--fail-on-conditional"});
+  EXPECT_EQ(gated.exit_code, 1);
+  EXPECT_NE(gated.out.find("gate: FAILED, 5 regressions and 1 new conditional failures"), std::string::npos)
+      << gated.out;
   const auto md = run_mps_audit({"diff", fixture("base.json"), fixture("run.json"), "--format", "md"});
   EXPECT_EQ(md.exit_code, 1);
   EXPECT_EQ(md.out.rfind("## mps-audit diff: ❌ 5 regressions", 0), 0u) << md.out;
