@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -61,6 +62,8 @@ int run_record(const RecordOptions& o, std::ostream& out, std::ostream& err) {
   if (o.out.empty()) throw UserError("record: -o FILE is required (the calls file to write)");
   check_at_least("--max-numel", o.max_numel, 0);
   const std::vector<std::string> argv = recorder_command(o, recorder);
+  // The native recorder is looked for beside this binary first (a build folder; python/mps_audit_record.py).
+  if (const std::string self = executable_path(); !self.empty()) setenv("MPS_AUDIT_BINARY", self.c_str(), 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

@@ -25,7 +25,7 @@ import os
 import re
 import sys
 
-ORDER = ["common", "registry", "results", "emu", "report", "targets", "probe", "run", "model", "commands", "cli"]
+ORDER = ["common", "recorder", "registry", "results", "emu", "report", "targets", "probe", "run", "model", "commands", "cli"]
 MAX_LINES = 700
 MAX_FUNCTION_LINES = 150
 FLAG_TABLE = "// layers: flag table"
