@@ -38,6 +38,13 @@ class UserError : public std::runtime_error {
 // "error: opspec.yaml:42:7: unknown dtype 'flaot32'"
 std::string format_diagnostic(const UserError& e);
 
+// Thrown where the tool itself cannot run a call as its target would (the MPS emulator cannot hold a sparse result on
+// emulated MPS): the probe's outcome is then "not judged", with this message, never an error of the operator's.
+class NotJudged : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 [[noreturn]] void assertion_failed(const char* condition, const char* file, int line, const std::string& message);
 
 }  // namespace mps_audit

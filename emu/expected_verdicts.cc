@@ -110,6 +110,12 @@ void RunExpectations::apply(ProbeResult& r, ExpectationScope scope) const {
   }
 }
 
+std::vector<KnownBugNote> RunExpectations::bugs_of_call(const std::string& op, const std::string& dtype,
+                                                        const SampleTraits* traits) const {
+  if (mode == ExpectationMode::kOff || !known_bugs || release.empty()) return {};
+  return emu::bugs_of_call(*known_bugs, release, mac, op, dtype, traits);
+}
+
 void RunExpectations::describe(RunEnvironment& env) const {
   if (known_bugs) env.known_bugs = known_bugs->path();
   if (!expectations) return;

@@ -35,6 +35,10 @@ struct RunExpectations {
   // PyTorch's expectations of `scope`, then the ledger, to a record of the target.
   void apply(ProbeResult& r, ExpectationScope scope = ExpectationScope::kForward) const;
 
+  // The ledger's entries a program's recorded call meets or may meet (emu::bugs_of_call()); none when the mode is off.
+  std::vector<KnownBugNote> bugs_of_call(const std::string& op, const std::string& dtype,
+                                         const SampleTraits* traits) const;
+
   // The results' environment block (RunEnvironment::expectations...); nothing when none apply.
   void describe(RunEnvironment& env) const;
   // "expectations: none: ... has no mps_expectations.tsv ..." when the mode asks for some and none were found, else "".

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <regex>
 
@@ -376,28 +377,55 @@ bool decide(Verdict& verdict, std::string& observed, std::string& message, std::
 
 }  // namespace
 
+// Calls f(bug, in_window) for each entry of `op` x `dtype` that is in `release`, whose macOS condition holds on
+// `mac`, and that names its chip (or any, where the emulated chip is any); `in_window`: it may decide there (the chip
+// is its, and the ledger places the bug near the release).
+void each_entry_on(const KnownBugs& bugs, const std::string& release, const EmulatedMac& mac, const std::string& op,
+                   const std::string& dtype, const std::function<void(const KnownBug&, bool)>& f) {
+  for (const KnownBug* b : bugs.find(op, dtype)) {
+    if (!b->in_release(release) || !holds_on(b->bounds, mac.macos)) continue;
+    const bool on_chip = b->chips.empty() || std::find(b->chips.begin(), b->chips.end(), mac.chip) != b->chips.end();
+    if (!on_chip && mac.chip != Chip::kAny) continue;
+    f(*b, on_chip && b->decides_in(release));
+  }
+}
+
+std::vector<KnownBugNote> bugs_of_call(const KnownBugs& bugs, const std::string& release, const EmulatedMac& mac,
+                                       const std::string& op, const std::string& dtype, const SampleTraits* traits) {
+  std::vector<KnownBugNote> out;
+  each_entry_on(bugs, release, mac, op, dtype, [&](const KnownBug& b, bool in_window) {
+    ConditionMet met = traits ? condition_met(b, *traits)
+                       : b.unconditional()
+                           ? ConditionMet{ConditionMet::How::kYes, "every call"}
+                           : ConditionMet{ConditionMet::How::kMaybe, "the replay did not run this call"};
+    if (met.how == ConditionMet::How::kNo) return;
+    KnownBugNote note = note_of(b);
+    note.met_by = met.by;
+    note.applies = met.yes() && in_window;
+    note.maybe = met.maybe();
+    out.push_back(std::move(note));
+  });
+  return out;
+}
+
 void apply_known_bugs(ProbeResult& r, const KnownBugs& bugs, const std::string& release, const EmulatedMac& mac,
                       ExpectationMode mode) {
   if (mode == ExpectationMode::kOff || r.verdict == Verdict::kSkip) return;
   std::optional<size_t> decided;  // its index in r.known_bugs
-  for (const KnownBug* b : bugs.find(r.op, r.dtype)) {
-    if (!b->in_release(release) || !holds_on(b->bounds, mac.macos)) continue;
-    const bool on_chip = b->chips.empty() || std::find(b->chips.begin(), b->chips.end(), mac.chip) != b->chips.end();
-    if (!on_chip && mac.chip != Chip::kAny) continue;
-    const bool in_window = on_chip && b->decides_in(release);
-    KnownBugNote note = note_of(*b);
+  each_entry_on(bugs, release, mac, r.op, r.dtype, [&](const KnownBug& b, bool in_window) {
+    KnownBugNote note = note_of(b);
     const auto why = [&](const std::string& met_by) {
-      return fmt::format("known MPS bug {} ({}, {}{}; met by {}): {} {}", b->id, bug_kind_words(b->kind),
-                         history(*b, release), b->chips.empty() ? "" : ", on " + mac.describe(), met_by, b->summary,
-                         b->source);
+      return fmt::format("known MPS bug {} ({}, {}{}; met by {}): {} {}", b.id, bug_kind_words(b.kind),
+                         history(b, release), b.chips.empty() ? "" : ", on " + mac.describe(), met_by, b.summary,
+                         b.source);
     };
     // The record's own samples.
-    const ConditionMet own = condition_met(*b, r.traits);
+    const ConditionMet own = condition_met(b, r.traits);
     if (own.yes()) {
       note.met_by = own.by;
-      if (b->unconditional()) {
+      if (b.unconditional()) {
         if (in_window && r.observed.empty() && !decided &&
-            decide(r.verdict, r.observed, r.message, r.basis, mode, *b, why(own.by))) {
+            decide(r.verdict, r.observed, r.message, r.basis, mode, b, why(own.by))) {
           note.decided = true;
           decided = r.known_bugs.size();
         }
@@ -405,23 +433,23 @@ void apply_known_bugs(ProbeResult& r, const KnownBugs& bugs, const std::string& 
         note.applies = in_window;
       }
       r.known_bugs.push_back(std::move(note));
-      continue;
+      return;
     }
     // Else the first condition sample that met it (the bug's own call among them) is its.
     for (ConditionOutcome& c : r.conditions) {
-      const ConditionMet met = condition_met(*b, c.traits, c.sample == "repro:" + b->id);
+      const ConditionMet met = condition_met(b, c.traits, c.sample == "repro:" + b.id);
       if (!met.yes()) continue;
       note.met_by = met.by;
       note.condition = c.sample;
       note.applies = in_window;
-      c.known_bugs.push_back(b->id);
+      c.known_bugs.push_back(b.id);
       if (in_window && c.basis.empty() && c.observed.empty()) {
-        decide(c.verdict, c.observed, c.message, c.basis, mode, *b, why(met.by));
+        decide(c.verdict, c.observed, c.message, c.basis, mode, b, why(met.by));
       }
       break;
     }
     r.known_bugs.push_back(std::move(note));
-  }
+  });
   // The entry that decided comes first.
   if (decided) {
     const auto it = r.known_bugs.begin() + static_cast<std::ptrdiff_t>(*decided);

@@ -116,4 +116,12 @@ ConditionMet condition_met(const KnownBug& bug, const SampleTraits& traits, bool
 void apply_known_bugs(ProbeResult& r, const KnownBugs& bugs, const std::string& release, const EmulatedMac& mac,
                       ExpectationMode mode);
 
+// The ledger's entries for a program's recorded call of `op` x `dtype` in `release` on `mac` whose condition the call
+// meets (KnownBugNote::applies where the ledger places the bug in the release and the chip is its) or may meet
+// (KnownBugNote::maybe: what the recording kept cannot tell), from the call's own traits (`traits`; null when the
+// replay did not run the call: only unconditional entries are met then, the others may be). Note [Known bugs a call
+// meets] in model/calls_replay.cc.
+std::vector<KnownBugNote> bugs_of_call(const KnownBugs& bugs, const std::string& release, const EmulatedMac& mac,
+                                       const std::string& op, const std::string& dtype, const SampleTraits* traits);
+
 }  // namespace mps_audit::emu

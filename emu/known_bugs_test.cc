@@ -166,6 +166,37 @@ TEST(KnownBugs, ABugsOwnCallMeetsIt) {
   EXPECT_EQ(r.known_bugs[0].condition, "repro:pytorch-154881");
 }
 
+// Note [Known bugs a call meets]: a recorded call meets the bugs its own arguments meet, may meet those the recording
+// cannot tell, and no other.
+TEST(KnownBugs, ARecordedCallMeetsWhatItsOwnArgumentsMeet) {
+  SampleTraits rank5, rank2;
+  rank5.max_rank = 5;
+  rank2.max_rank = 2;
+  const auto met = bugs_of_call(ledger(), "2.9.0", {1500, Chip::kAny}, "aten::cumsum", "float32", &rank5);
+  ASSERT_EQ(met.size(), 1u);
+  EXPECT_EQ(met[0].id, "pytorch-154881");
+  EXPECT_TRUE(met[0].applies);
+  EXPECT_FALSE(met[0].maybe);
+  EXPECT_EQ(met[0].met_by, "a rank-5 argument");
+  EXPECT_TRUE(bugs_of_call(ledger(), "2.9.0", {1500, Chip::kAny}, "aten::cumsum", "float32", &rank2).empty());
+  // Outside the releases the ledger places it in: met, and said so, not applied.
+  const auto later = bugs_of_call(ledger(), "2.11.0", {1500, Chip::kAny}, "aten::cumsum", "float32", &rank5);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_FALSE(later[0].applies);
+  // A call the replay did not run: an unconditional bug is met, a conditional one may be.
+  const auto unrun = bugs_of_call(ledger(), "2.9.0", {1500, Chip::kAny}, "aten::cumsum", "float32", nullptr);
+  ASSERT_EQ(unrun.size(), 1u);
+  EXPECT_TRUE(unrun[0].maybe);
+  const auto bmm = bugs_of_call(ledger(), "2.14.1", {2600, Chip::kM1}, "aten::bmm", "float32", nullptr);
+  ASSERT_EQ(bmm.size(), 1u);
+  EXPECT_TRUE(bmm[0].applies);
+  // `other` cannot be told from a call's arguments: may meet.
+  const auto other = bugs_of_call(ledger(), "2.0.0", {1303, Chip::kAny}, "aten::cumsum.out", "int64", &rank2);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_TRUE(other[0].maybe);
+  EXPECT_FALSE(other[0].applies);
+}
+
 // A chip-dependent unconditional entry decides the record on the chips it names, is noted on any chip, and is not
 // there on the others.
 TEST(KnownBugs, AChipDependentEntryFollowsTheEmulatedChip) {

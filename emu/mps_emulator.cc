@@ -214,10 +214,18 @@ c10::IValue to_cpu_argument(const c10::IValue& v, bool written, std::vector<Writ
   return map_tensors(v, convert);
 }
 
-c10::IValue to_mps_result(const c10::IValue& v, const std::vector<Written>& writes,
+c10::IValue to_mps_result(const std::string& op_name, const c10::IValue& v, const std::vector<Written>& writes,
                           const std::unordered_map<const c10::TensorImpl*, at::Tensor>& inputs) {
   auto convert = [&](const at::Tensor& t) -> at::Tensor {
     if (!t.defined() || !t.is_cpu()) return t;
+    // Emulated MPS memory holds strided tensors only; a real Mac's sparse MPS kernels have no CPU twin here.
+    if (t.layout() != c10::kStrided || t.is_quantized()) {
+      throw NotJudged(fmt::format("the emulator cannot hold the {} result of {} on emulated MPS",
+                                  t.is_quantized() ? "quantized"
+                                  : t.is_sparse()  ? "sparse"
+                                                   : "non-strided",
+                                  op_name));
+    }
     for (const auto& w : writes) {
       if (w.cpu.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) return w.mps;
     }
@@ -315,7 +323,7 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t num_returns = schema.returns().size();
   const size_t first_return = stack->size() - num_returns;
   for (size_t i = 0; i < num_returns; ++i) {
-    (*stack)[first_return + i] = to_mps_result((*stack)[first_return + i], writes, inputs);
+    (*stack)[first_return + i] = to_mps_result(name, (*stack)[first_return + i], writes, inputs);
   }
   // Where a touch fault was caught, what it may have left behind makes every other operator's results wrong.
   const bool left_behind = !g_state->touched_by.empty() && base_operator_name(name) != g_state->touched_by;

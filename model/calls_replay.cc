@@ -25,6 +25,7 @@
 #include "common/flags.h"
 #include "common/paths.h"
 #include "emu/expectations.h"
+#include "emu/expected_verdicts.h"
 #include "model/calls_file.h"
 #include "probe/device_choices.h"
 #include "probe/dtypes.h"
@@ -34,12 +35,20 @@
 
 namespace mps_audit {
 
+// Note [Known bugs a call meets]
+// A known bug applies to a program's call when the call's own arguments meet its condition (Note [Conditions of known
+// bugs] in emu/bug_conditions.cc): the replay keeps each call's traits (ProbeResult::call_traits: ranks, sizes,
+// strides, offsets, argument values, and where the recording kept them, index values, NaNs and infinities), and a
+// bug's atoms are checked against them, within the bug's release, macOS and chip. A call meets the bug (it would fail
+// on that Mac: an expected failure), may meet it (the recording cannot tell: a tensor kept by its shape only, an
+// `other` condition; a note that flags nothing), or neither (not listed). A bug no argument of the call meets is never
+// the call's, whatever other inputs of its operator would do.
 bool expected_to_fail(const ReplayedCall& c) {
   return (c.expectation && emu::decides_verdict(*c.expectation)) ||
-         (!c.known_bugs.empty() && c.known_bugs.front().decided);
+         std::any_of(c.known_bugs.begin(), c.known_bugs.end(), [](const KnownBugNote& b) { return b.applies; });
 }
 
-CallsAudit analyse_calls(CallsFile file, Results results) {
+CallsAudit analyse_calls(CallsFile file, Results results, const CallBugs& bugs) {
   CallsAudit a;
   a.file = std::move(file);
   a.results = std::move(results);
@@ -55,14 +64,23 @@ CallsAudit analyse_calls(CallsFile file, Results results) {
     } else if (it == records.end()) {
       a.not_probed["not in the replay's plan (no CPU kernel, or the spec leaves the dtype out)"] += c.count;
     } else if (it->second->verdict == Verdict::kSkip) {
-      a.not_probed[it->second->message.empty() ? "skipped" : it->second->message] += c.count;
+      // Replayed, but not judged: the CPU could not run the call as recorded, or the tool cannot hold or compare its
+      // results (a sparse result on emulated MPS). Why is the call's, never an error of the operator's.
+      rc.not_judged = true;
+      rc.message = it->second->message.empty() ? "skipped" : it->second->message;
+      a.not_probed[rc.message] += c.count;
     } else {
       const ProbeResult& r = *it->second;
       rc.probed = true;
       rc.verdict = r.verdict;
       if (r.expectation) rc.expectation = r.expectation;
-      rc.known_bugs = r.known_bugs;
-      if (!r.known_bugs.empty() && r.known_bugs.front().decided) a.known_bug_calls += c.count;
+      if (bugs) {
+        const auto traits = r.call_traits.find(fmt::format("call:{}", c.index));
+        rc.known_bugs = bugs(c.op, c.dtype, traits == r.call_traits.end() ? nullptr : &traits->second);
+      }
+      if (std::any_of(rc.known_bugs.begin(), rc.known_bugs.end(), [](const KnownBugNote& b) { return b.applies; })) {
+        a.known_bug_calls += c.count;
+      }
       if (r.verdict == Verdict::kKnownFailure) rc.verdict = parse_verdict(r.observed).value_or(Verdict::kPass);
       rc.expected_failure = expected_to_fail(rc);
       if (rc.expected_failure) a.expected_failures += c.count;
@@ -130,7 +148,12 @@ int run_calls_audit(const CallsOptions& o, std::ostream& out, std::ostream& err)
   AuditedRun replayed = audit_run(check_run_options(run), nullptr, err);
   if (replayed.stopped_by)
     throw UserError(fmt::format("the replay was stopped by {}", signal_name(replayed.stopped_by)));
-  const CallsAudit audit = analyse_calls(std::move(file), std::move(replayed.results));
+  const emu::RunExpectations* expecting = replayed.expecting;
+  const CallsAudit audit =
+      analyse_calls(std::move(file), std::move(replayed.results),
+                    [expecting](const std::string& op, const std::string& dtype, const SampleTraits* traits) {
+                      return expecting ? expecting->bugs_of_call(op, dtype, traits) : std::vector<KnownBugNote>();
+                    });
   const std::vector<std::string> written = write_model_files(o.formats, o.out_dir, [&](const std::string& f) {
     return f == "json" ? render_calls_json(audit) : f == "md" ? render_calls_markdown(audit) : render_calls_html(audit);
   });

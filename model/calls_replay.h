@@ -5,6 +5,7 @@
 // finds is a CallsAudit (results/model_results.h), which report/model_reports.h renders.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -28,14 +29,22 @@ struct CallsOptions {
   bool progress = true;
 };
 
-// PyTorch's own MPS test lists expect the call to fail on a real Mac: an entry of a failure kind other than flaky (a
-// flaky entry, which 1.13.1's BLOCKLIST gives most of its operators, says the test is unreliable there, not that the
-// operator fails).
+// The call is expected to fail on a real Mac: an entry of PyTorch's own MPS test lists decides its record (a failure
+// the emulator cannot reproduce; a flaky entry, which 1.13.1's BLOCKLIST gives most of its operators, or a dtype the
+// allow list is silent on, decides nothing: Note [Expected verdicts]), or the call meets a known bug on this Mac (Note
+// [Known bugs a call meets] in calls_replay.cc). The run's rules, so that the replay and the pytest plugin flag what
+// `run` calls a failure, and list what it calls a note as notes.
 bool expected_to_fail(const ReplayedCall& call);
 
-// What the replay's records say of each call, site and total (pure: from the file and the replay's results): the
-// calls of each op x dtype grouped under its record, counted per site and in the totals.
-CallsAudit analyse_calls(CallsFile file, Results results);
+// The known bugs a recorded call of `op` x `dtype` meets or may meet, from the call's own traits (null: the replay did
+// not run the call): emu::RunExpectations::bugs_of_call() of the run's.
+using CallBugs =
+    std::function<std::vector<KnownBugNote>(const std::string& op, const std::string& dtype, const SampleTraits*)>;
+
+// What the replay's records say of each call, site and total (pure: from the file, the replay's results, and the
+// known bugs of `bugs`, none when empty): the calls of each op x dtype grouped under its record, counted per site and
+// in the totals.
+CallsAudit analyse_calls(CallsFile file, Results results, const CallBugs& bugs = {});
 
 int run_calls_audit(const CallsOptions& options, std::ostream& out, std::ostream& err);
 

@@ -388,7 +388,9 @@ class OpProbe {
     // The CPU target runs a sample on its own tensors, in place for an in-place operator: the base is kept as it was.
     if (target_.device.is_cpu()) {
       for (c10::IValue& v : base_.args) {
-        v = map_tensors(v, [](const at::Tensor& t) { return t.defined() ? t.clone() : t; });
+        v = map_tensors(v, [](const at::Tensor& t) {
+          return t.defined() && !t.unsafeGetTensorImpl()->is_wrapped_number() ? t.clone() : t;
+        });
       }
     }
   }
@@ -489,11 +491,14 @@ class OpProbe {
     crashed_ = crashed_ || o.verdict == Verdict::kCrash;
     for (const auto& w : o.warnings) add_warning(w);
     if (o.verdict == Verdict::kSkip) {
-      skip_reason_ = o.message;
+      // A sample the target ran but the tool could not judge says more than a later one the CPU rejected.
+      if (skip_reason_.rfind("not judged: ", 0) != 0) skip_reason_ = o.message;
       return;
     }
     any_run_ = true;
     r_.traits.merge(o.traits);
+    // A program's call keeps its own traits: a known bug meets the calls whose arguments meet its condition.
+    if (recordings_ && recordings_->program() && name.rfind("call:", 0) == 0) r_.call_traits[name] = o.traits;
     taken_.push_back({o, name, index});
   }
 

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ScalarOps.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty_strided.h>
@@ -151,6 +152,14 @@ std::optional<c10::IValue> convert(const c10::IValue& v, const c10::TypePtr& typ
     case K::TensorType:
       if (v.isTensor()) return v;
       if (const auto t = tagged(v); t && t->first == "tensor") return stand_in(t->second, described);
+      // A Python number where the operator takes a tensor (x * 0.5): what Python's argument parser makes of it, a
+      // 0-d CPU tensor marked as a wrapped number, which type promotion treats as a scalar and which stays on the CPU
+      // beside a device's tensors (Note [Wrapped numbers] in sample_probe.cc).
+      if (v.isInt() || v.isDouble() || v.isBool()) {
+        at::Tensor t = at::scalar_to_tensor(v.toScalar());
+        t.unsafeGetTensorImpl()->set_wrapped_number(true);
+        return c10::IValue(std::move(t));
+      }
       return std::nullopt;
     case K::IntType:
       if (v.isInt()) return v;
@@ -247,7 +256,7 @@ std::vector<c10::IValue> own_copies(const std::vector<c10::IValue>& args, std::o
       continue;
     }
     out.push_back(map_tensors(a, [&](const at::Tensor& t) {
-      if (!t.defined()) return t;
+      if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) return t;  // a number: as it was
       if (t.is_meta()) {
         for (const auto& d : described) {
           if (d.stand_in != t.unsafeGetTensorImpl()) continue;
@@ -333,7 +342,7 @@ Recordings Recordings::load(const std::string& path) {
           wide = wide || s == c10::ScalarType::Double || s == c10::ScalarType::ComplexDouble;
         }
         map_tensors(values[i], [&](const at::Tensor& x) {
-          if (x.defined()) {
+          if (x.defined() && !x.unsafeGetTensorImpl()->is_wrapped_number()) {  // a Python number is no float64 tensor
             wide =
                 wide || x.scalar_type() == c10::ScalarType::Double || x.scalar_type() == c10::ScalarType::ComplexDouble;
           }

@@ -7,7 +7,8 @@
 // - on emulated MPS, whose kernels compute on the CPU, it shows that the call is well-formed (the CPU takes it) and
 //   that a program making it meets the bug: its outcome takes the bug's verdict where the release is the bug's (Note
 //   [Conditional failures] in emu/known_bugs.cc);
-// - on a real Mac it is a real test: where it still fails, the bug is confirmed; where it passes, the entry is an xpass,
+// - on a real Mac it is a real test: where it still fails, the bug is confirmed; where it passes, the entry is an
+// xpass,
 //   "looks fixed: confirm and close", and the ledger goes stale loudly.
 // Each is made on the meta device first, which says whether the operator takes its shapes and how many elements its
 // tensors and results hold. One whose hold more than kReproElementsLimit (the bugs past 2^31 elements or 4 GB, a

@@ -182,7 +182,8 @@ TEST(Repros, EveryKnownBugsOwnCallRunsOnTheCpu) {
         // releases), an operator it has no CPU kernel for (a record of it is a skip, no_cpu_kernel).
         if (raised.find("not implemented for '") != std::string::npos ||
             raised.find("expected scalar type") != std::string::npos ||
-            (raised.find("Could not run '") != std::string::npos && raised.find("'CPU' backend") != std::string::npos)) {
+            (raised.find("Could not run '") != std::string::npos &&
+             raised.find("'CPU' backend") != std::string::npos)) {
           continue;
         }
         if (raised.empty() && b.repro->cpu_raises) {

@@ -284,7 +284,8 @@ SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<
         }
       }
       if (t.device().is_cpu()) {
-        cpu_zero_dim = cpu_zero_dim || (t.dim() == 0 && !out);
+        // A Python number (Note [Wrapped numbers] in sample_probe.cc) is no CPU scalar tensor of the program's.
+        cpu_zero_dim = cpu_zero_dim || (t.dim() == 0 && !out && !t.unsafeGetTensorImpl()->is_wrapped_number());
       } else {
         on_device = true;
       }
@@ -331,7 +332,8 @@ std::optional<c10::ScalarType> wide_operand(const c10::FunctionSchema& schema, c
   for (size_t i = 0; i < schema.arguments().size() && i < args.size() && !found; ++i) {
     if (is_out(schema.arguments()[i])) continue;
     each_tensor(args[i], [&](const at::Tensor& t, int) {
-      if (!found && wide(t.scalar_type())) found = t.scalar_type();
+      // A Python number (Note [Wrapped numbers] in sample_probe.cc) is a float64 tensor that is no float64 operand.
+      if (!found && !t.unsafeGetTensorImpl()->is_wrapped_number() && wide(t.scalar_type())) found = t.scalar_type();
     });
   }
   return found;

@@ -21,7 +21,8 @@ std::string render_model_html(const ModelAudit& audit);
 std::string render_model_summary(const ModelAudit& audit);  // the terminal lines
 
 // "native", "fallback", "refused", "wrong", "known_failure", "error", "crash", "timeout", "not_probed"...: a replayed
-// call's status in model.json, from its record's verdict.
+// call's status in model.json, from its record's verdict ("not_judged" where the replay could not judge the call:
+// ReplayedCall::not_judged).
 std::string call_status(Verdict v, bool probed);
 
 // model.json: the replay's results.json (so that `compare` and `diff` read it, and a CI job can gate a program on a

@@ -25,7 +25,8 @@ std::string condition_words(const std::string& condition) {
 namespace {
 
 const KnownBugNote* bug_named(const ProbeResult& r, const std::string& id) {
-  const auto it = std::find_if(r.known_bugs.begin(), r.known_bugs.end(), [&](const KnownBugNote& b) { return b.id == id; });
+  const auto it =
+      std::find_if(r.known_bugs.begin(), r.known_bugs.end(), [&](const KnownBugNote& b) { return b.id == id; });
   return it == r.known_bugs.end() ? nullptr : &*it;
 }
 

@@ -137,6 +137,7 @@ struct ReplayedCall {
   RecordedCall call;
   Verdict verdict = Verdict::kSkip;
   bool probed = false;                    // its op x dtype has a record
+  bool not_judged = false;                // it has one, but the replay could not judge it (`message` says why)
   bool decided = false;                   // this call's sample decided that record's verdict
   std::vector<std::string> fallback_ops;  // the leaves that ran on the CPU
   std::string message;

@@ -50,6 +50,8 @@ std::string_view skip_reason(const ProbeResult& r) {
   const std::string& m = r.message;
   const auto has = [&](const char* text) { return m.find(text) != std::string::npos; };
   if (m.rfind("spec: ", 0) == 0) return "spec";
+  // The tool's own limit: it cannot hold or compare what the target gave (NotJudged in common/diagnostics.h).
+  if (m.rfind("not judged: ", 0) == 0) return "not_judged";
   // What the linked libtorch cannot show of an emulated release (Note [Kernels the linked libtorch lacks]), or an
   // input it cannot make (named tensors, gone in 2.14).
   if (m.rfind("not probed: the recording's CPU chose", 0) == 0) return "recording_device";

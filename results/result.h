@@ -106,6 +106,9 @@ struct KnownBugNote {
   // the bug is the record's only under that condition (Note [Conditional failures] in emu/known_bugs.cc).
   std::string condition;
   bool applies = false;  // met on this Mac (release window, chip), so the condition sample's verdict rests on it
+  // A recorded call may meet it: what the recording kept cannot tell (`met_by` says what; Note [Known bugs a call
+  // meets] in model/calls_replay.cc).
+  bool maybe = false;
 };
 
 // A condition sample's own outcome (Note [Condition samples] in probe/condition_samples.cc): what the operator did
@@ -168,6 +171,9 @@ struct ProbeResult {
   std::vector<KnownBugNote> known_bugs;
   // The condition samples' outcomes, in the order they ran; `traits` and the verdict are the ordinary samples'.
   std::vector<ConditionOutcome> conditions;
+  // A program's replay (`mps-audit model --calls`): each replayed call's own traits, by its sample ("call:12"), so
+  // that a known bug is said to meet the calls whose arguments meet its condition, not every call of the operator.
+  std::map<std::string, SampleTraits> call_traits;
 };
 
 // Why an op x dtype was not probed, from a skip's message (empty for other verdicts):

@@ -21,6 +21,8 @@ TEST(Result, WorseIsTheMoreSevere) {
 
 TEST(Result, SkipReasonsNameWhoseLimitItIs) {
   EXPECT_EQ(reason_of("spec: reads uninitialised memory"), "spec");
+  EXPECT_EQ(reason_of("not judged: the emulator cannot hold the sparse result of aten::_to_sparse on emulated MPS"),
+            "not_judged");
   EXPECT_EQ(reason_of("cannot synthesize argument 'filename' of type str; give a sample in the spec"), "no_inputs");
   EXPECT_EQ(reason_of("no reference: the CPU raised: Could not run 'aten::_amp_update_scale_' with arguments from "
                       "the 'CPU' backend. This could be because the operator doesn't exist for this backend"),

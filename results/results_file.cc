@@ -84,6 +84,7 @@ nlohmann::json to_json(const KnownBugNote& b) {
   if (b.decided) j["decided"] = true;
   if (!b.condition.empty()) j["condition"] = b.condition;
   if (b.applies) j["applies"] = true;
+  if (b.maybe) j["maybe"] = true;
   return j;
 }
 
@@ -146,6 +147,10 @@ nlohmann::json to_json(const ProbeResult& r) {
     j["conditions"] = nlohmann::json::array();
     for (const auto& c : r.conditions) j["conditions"].push_back(to_json(c));
   }
+  if (!r.call_traits.empty()) {
+    j["call_traits"] = nlohmann::json::object();
+    for (const auto& [call, t] : r.call_traits) j["call_traits"][call] = to_json(t);
+  }
   if (r.verdict == Verdict::kMismatch || r.max_abs_error != 0) {
     j["max_abs_error"] = json_number(r.max_abs_error);
     j["max_rel_error"] = json_number(r.max_rel_error);
@@ -189,6 +194,9 @@ ProbeResult probe_result_from_json(const nlohmann::json& j) {
   }
   if (const auto c = j.find("conditions"); c != j.end() && c->is_array()) {
     for (const auto& one : *c) r.conditions.push_back(condition_outcome_from_json(one));
+  }
+  if (const auto c = j.find("call_traits"); c != j.end() && c->is_object()) {
+    for (const auto& [call, t] : c->items()) r.call_traits[call] = sample_traits_from_json(t);
   }
   return r;
 }

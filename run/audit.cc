@@ -112,7 +112,8 @@ AuditedRun audit_run(const RunRequest& request, const Results* baseline, std::os
   signals.reset();  // a signal while the reports are written ends the process; each report is whole or absent
 
   Results results = finish_results(std::move(env), host_described, request, plan, journal, order, stopped_by);
-  return {std::move(results), stopped_by, std::move(held)};
+  const emu::RunExpectations* expecting = &held->plan.expecting;
+  return {std::move(results), stopped_by, std::move(held), expecting};
 }
 
 }  // namespace mps_audit

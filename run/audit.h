@@ -9,12 +9,17 @@
 #include "run/request.h"
 
 namespace mps_audit {
+namespace emu {
+struct RunExpectations;
+}  // namespace emu
 
 struct AuditedRun {
   Results results;     // every record, in plan order; marked incomplete when a signal stopped the run
   int stopped_by = 0;  // the signal that stopped it (SIGINT, SIGTERM), or 0
   // The output folder's lock and the workers still ending, held until this goes: after the reports.
   std::shared_ptr<void> held;
+  // PyTorch's expectations and the known bugs the run applied (its plan's, alive while `held` is).
+  const emu::RunExpectations* expecting = nullptr;
 };
 
 // Runs the plan the request makes: plan (run/plan.h), journal (run/journal.h), pool (run/pool.h), results

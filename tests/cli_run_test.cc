@@ -155,6 +155,23 @@ TEST(CliRun, AReleaseOnAnotherLibtorchSaysWhatItCannotShow) {
 // Workers replace libtorch's stack-trace fetcher (common/torch_compat.h); MPS_AUDIT_TORCH_BACKTRACES=1 keeps it.
 // Operators whose inputs the CPU refuses in some dtypes (skips after several synthesis attempts) and that fail on
 // the target: every record must read the same either way.
+// A result the emulator cannot hold on emulated MPS (its memory holds strided tensors; 2.14.1 runs _to_sparse on MPS)
+// is not judged, with why: never an error of the operator's.
+TEST(CliRun, AResultTheEmulatorCannotHoldIsNotJudged) {
+  if (!MPS_AUDIT_TORCH_AT_LEAST(2, 0)) GTEST_SKIP() << "libtorch 1.13 lacks aten::_to_sparse";
+  TempDir dir;
+  const testing::CommandResult r =
+      run_mps_audit({"run", "--target", "mps-emu", "--emu-release", "2.14.1", "--ops", "^aten::_to_sparse$", "--dtypes",
+                     "float32", "--out", dir.path(), "--no-progress", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(testing::slurp(dir.path() + "/results.json"));
+  ASSERT_EQ(doc["results"].size(), 1u);
+  const auto& rec = doc["results"][0];
+  EXPECT_EQ(rec["verdict"], "skip");
+  EXPECT_EQ(rec["message"],
+            "not judged: the emulator cannot hold the sparse result of aten::_to_sparse on emulated MPS");
+}
+
 TEST(CliRun, RecordsAreTheSameWithoutTorchBacktraces) {
   const std::vector<std::string> args = {"--ops", "^aten::(adaptive_max_pool2d|bitwise_xor\\.Tensor|nonzero|sin)$",
                                          "--dtypes", "float32,float16,float64,int32,bool"};
