@@ -30,7 +30,7 @@ if HERE not in sys.path:
 import mps_audit_suite as suite  # noqa: E402
 
 DEFAULT_FOLDER = "mps-audit"
-OWN_FILES = [os.path.abspath(__file__)] + [os.path.join(HERE, f) for f in ("mps_audit_suite.py", "mps_audit_bugs.py")]
+OWN_FILES = [os.path.abspath(__file__), os.path.join(HERE, "mps_audit_suite.py")]
 
 
 def _release(value):
@@ -43,15 +43,31 @@ def _release(value):
         value, ", ".join(repr(r) for r in releases)))
 
 
+# The flags are checked as the CLI checks its own (emu/emulated_mac.cc parse_emu_macos, parse_chip), in its words;
+# tests/pytest_plugin_test.py runs both on the same values.
+MACOS_MAJORS = (12, 13, 14, 15, 26, 27)
+CHIPS = ("m1", "m2", "m3", "m4", "m5", "any")
+
+
 def _macos(value):
+    """--mps-audit-macos: major.minor (14 is 14.0), as --emu-macos takes it."""
     import argparse
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if not 11 <= n <= 30:
-        raise argparse.ArgumentTypeError("invalid value: {!r} (a macOS major version, 11 to 30)".format(value))
-    return n
+    major, _, minor = value.partition(".")
+    minor = minor if _ else "0"
+    if not (major.isdigit() and len(major) <= 2 and minor.isdigit() and len(minor) == 1 and
+            int(major) in MACOS_MAJORS):
+        raise argparse.ArgumentTypeError(
+            "invalid value: {!r} (a macOS version major.minor such as 13.2, 13.3, 14.4, 15.2 or 26.1: majors 12 to 15, "
+            "26 and 27; minors 0 to 9; default: the newest the release's data names)".format(value))
+    return "{}.{}".format(int(major), minor)
+
+
+def _chip(value):
+    import argparse
+    if value not in CHIPS:
+        raise argparse.ArgumentTypeError(
+            "invalid choice: {!r} (m1, m2, m3, m4 or m5; any: no chip in particular)".format(value))
+    return value
 
 
 def pytest_addoption(parser):
@@ -63,8 +79,10 @@ def pytest_addoption(parser):
                     help="where the calls are replayed: mps-emu (default: emulated MPS), mps (a Mac), auto, cuda, cpu")
     group.addoption("--mps-audit-release", type=_release, default=None, dest="mps_audit_release", metavar="RELEASE",
                     help="mps-emu: the PyTorch release to emulate (default: the newest the tool ships), or a folder")
-    group.addoption("--mps-audit-macos", type=_macos, default=None, dest="mps_audit_macos", metavar="N",
-                    help="mps-emu: the macOS major version whose rules apply (default 14)")
+    group.addoption("--mps-audit-macos", type=_macos, default=None, dest="mps_audit_macos", metavar="X.Y",
+                    help="mps-emu: the Mac's macOS, major.minor (13.3; default: the newest the release's data names)")
+    group.addoption("--mps-audit-chip", type=_chip, default=None, dest="mps_audit_chip", metavar="CHIP",
+                    help="mps-emu: the Mac's chip: m1, m2, m3, m4, m5 or any (default: any)")
     group.addoption("--mps-audit-strict", action="store_true", default=False, dest="mps_audit_strict",
                     help="a passing test with calls that would not run natively fails (--mps-audit-flagged=fail)")
     group.addoption("--mps-audit-flagged", choices=suite.STRICT, default=None, dest="mps_audit_flagged",
@@ -83,6 +101,7 @@ def pytest_configure(config):
                                                   ("--mps-audit-flagged", "mps_audit_flagged", None),
                                                   ("--mps-audit-release", "mps_audit_release", None),
                                                   ("--mps-audit-macos", "mps_audit_macos", None),
+                                                  ("--mps-audit-chip", "mps_audit_chip", None),
                                                   ("--mps-audit-target", "mps_audit_target", "mps-emu"))
                  if config.getoption(dest) != default]
         if given:
@@ -148,7 +167,8 @@ class SuiteAudit:
         self.folder = os.path.abspath(os.path.join(str(config.invocation_params.dir), folder))
         self.options = {"target": config.getoption("mps_audit_target"),
                         "release": config.getoption("mps_audit_release"),
-                        "macos": config.getoption("mps_audit_macos")}
+                        "macos": config.getoption("mps_audit_macos"),
+                        "chip": config.getoption("mps_audit_chip")}
         self.strict = config.getoption("mps_audit_flagged") or ("fail" if config.getoption("mps_audit_strict") else
                                                                 "report")
         self.binary_given = config.getoption("mps_audit_binary") or os.environ.get("MPS_AUDIT_BINARY")
@@ -175,6 +195,7 @@ class SuiteAudit:
         self.torch, self.recorder, self.current_mode = torch, rec, _mode_getter()
         for f in OWN_FILES:
             rec.OWN_FILES.add(f)
+        self.said = []  # what the recorder said of itself (recording in Python, and why)
 
     # --- the recording -----------------------------------------------------------------------------------------
 
@@ -184,12 +205,18 @@ class SuiteAudit:
         try:
             os.makedirs(self.folder, exist_ok=True)
             suite.remove_outputs(self.folder)
-            self.rec = _suite_recording(self.recorder)(
-                os.path.join(self.folder, "calls.pt"), program=["pytest"] + list(self.config.invocation_params.args),
-                base=str(self.config.invocation_params.dir))
-            self.mode = self.recorder._Recorder(self.rec)
-            self.journal = suite.Journal(os.path.join(self.folder, suite.JOURNAL))
+            path = os.path.join(self.folder, "calls.pt")
+            program = ["pytest"] + list(self.config.invocation_params.args)
+            base = str(self.config.rootpath) if hasattr(self.config, "rootpath") else str(self.config.rootdir)
             binary, _ = suite.find_binary(self.binary_given)
+            self.rec = self.recorder.new_recording(path, program=program, base=base, suite=True, say=self.said.append,
+                                                   binary=binary)
+            if self.rec.native:
+                self.rec.start()  # records only inside a test's phase (its context)
+            else:
+                self.rec = _suite_recording(self.recorder)(path, program=program, base=base)
+                self.mode = self.recorder._Recorder(self.rec)
+            self.journal = suite.Journal(os.path.join(self.folder, suite.JOURNAL))
             self.journal.write("session", {"program": self.rec.program, "base": self.rec.base,
                                            "max_numel": self.rec.max_numel, "options": self.options,
                                            "strict": self.strict, "binary": binary, "allow": self.allow})
@@ -221,13 +248,18 @@ class SuiteAudit:
         if self.journal is not None:
             self.journal.write("allow", self.allow)
 
-    def _enter(self, nodeid, when):
+    def _enter(self, item, when):
+        nodeid = item.nodeid
         if self.rec is None or self.stopped is not None:
             return
         try:
             self.journal.write("phase", nodeid, when)
+            # Where no frame is the project's, a call's site is the test's own line (Note [Sites]).
+            path, line, _ = item.location
+            self.rec.sites.default = "{}:{}".format(path, (line or 0) + 1)
             self.rec.context = (nodeid, when)
-            self.mode.__enter__()
+            if self.mode is not None:
+                self.mode.__enter__()
             self.active = True
         except Exception as e:
             self._stop(nodeid, when, "the recorder could not start ({}: {})".format(type(e).__name__, e))
@@ -237,6 +269,8 @@ class SuiteAudit:
             return
         self.active = False
         self.rec.context = None
+        if self.mode is None:  # the native recorder: no dispatch mode of its own that a test could disturb
+            return
         top = self.current_mode() if self.current_mode else self.mode
         if top is self.mode:
             try:
@@ -261,19 +295,19 @@ class SuiteAudit:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item):
-        self._enter(item.nodeid, "setup")
+        self._enter(item, "setup")
         yield
         self._leave(item.nodeid, "setup")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
-        self._enter(item.nodeid, "call")
+        self._enter(item, "call")
         yield
         self._leave(item.nodeid, "call")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item, nextitem):
-        self._enter(item.nodeid, "teardown")
+        self._enter(item, "teardown")
         yield
         self._leave(item.nodeid, "teardown")
 
@@ -315,13 +349,15 @@ class SuiteAudit:
             error = "the session was interrupted"
         elif self.stopped is not None:
             error = "the recording stopped at {} ({}): {}".format(*self.stopped)
+        if rec.native:
+            rec.stop()
         rec.save(error)
         saved = time.perf_counter()  # what follows is the replay and the reports, not the recording's cost
         outcomes = {n: suite.test_outcome(r) for n, r in self.reports.items()}
         doc, replay_error, replay_seconds = None, "", 0.0
         if interrupted:
             replay_error = "not replayed: the session was interrupted (mps-audit model --calls {})".format(rec.path)
-        elif rec.calls:
+        elif rec.distinct:
             binary, looked = suite.find_binary(self.binary_given)
             if binary is None:
                 replay_error = "no mps-audit binary (looked for {}): give --mps-audit-binary; the calls are in " \
@@ -330,12 +366,13 @@ class SuiteAudit:
                 start = time.perf_counter()
                 doc, replay_error = suite.replay(binary, rec.path, self.folder, self.options)
                 replay_seconds = time.perf_counter() - start
-        tests, operators = suite.verdicts(rec.calls, rec.sources, doc, self.allow, outcomes,
-                                          *suite.release_of(doc, self.options),
+        recorded = [] if doc else suite.recorded_calls(rec)
+        tests, operators = suite.verdicts(doc, recorded, self.allow, outcomes,
                                           stopped_at=self.stopped[0] if self.stopped else None)
         self.state = {"where": suite.where_it_ran(doc) if doc else self.options["target"], "options": self.options,
                       "complete": error is None, "incomplete": error or "", "replay_error": replay_error or "",
-                      "strict": self.strict, "total": rec.total, "distinct": len(rec.calls),
+                      "strict": self.strict, "total": rec.total, "distinct": rec.distinct,
+                      "recorder": "native" if rec.native else "python", "recorder_note": " ".join(self.said),
                       "record_seconds": saved - self.started, "replay_seconds": replay_seconds, "tests": tests,
                       "operators": operators, "stopped_early": bool(stopped_early),
                       "journal_error": self.journal_failed or ""}
@@ -394,6 +431,8 @@ class SuiteAudit:
             tr.write_line("the calls were not replayed: " + s["replay_error"], red=True)
         if s["journal_error"]:
             tr.write_line("mps-audit: " + s["journal_error"])
+        if s.get("recorder_note"):
+            tr.write_line(s["recorder_note"])
         folder = os.path.relpath(self.folder, str(config.invocation_params.dir))
         folder = self.folder if folder.startswith("..") else folder
         for text, markup in suite.summary_lines(s, folder, verbose=config.option.verbose > 0):
@@ -423,8 +462,8 @@ class SuiteAudit:
 
 
 def _suite_recording(rec):
-    """A Recording (mps_audit_record) that records only inside a test, and keeps what the journal needs."""
-    import mps_audit_bugs as bugs
+    """A Recording in Python (mps_audit_record, Note [Two recorders]) that records only inside a test, and keeps what
+    the journal needs."""
 
     class SuiteRecording(rec.Recording):
         def __init__(self, *args, **kwargs):
@@ -438,7 +477,6 @@ def _suite_recording(rec):
             pos = len(self.calls) - 1
             self.position[id(entry)] = pos
             self.new.append(pos)
-            entry["features"] = bugs.features(named, rec.torch)
 
         def after(self, entry, out, seconds):
             super().after(entry, out, seconds)

@@ -6,14 +6,28 @@
     with mps_audit_record.recording("calls.pt"):                    prints the folder to put on sys.path)
         train_one_step()
 
-Needs nothing but torch (1.13 or 2.x). Each call is kept with its operator overload, its arguments by schema name
-(small tensors with their values; above --max-numel elements, their shape, dtype, strides and value range, enough
-to rebuild valid inputs), the phase it ran in (forward, loss, backward, optimizer) and the first line of the
-program's own code it came from. Identical calls (operator, tensor shapes, dtypes and strides, other arguments) are
-kept once with their count and time. The file is written with torch.save in a form libtorch reads without Python
-(torch::jit::pickle_load): see docs/model.md.
+Each call is kept with its operator overload, its arguments by schema name (small tensors with their values; above
+--max-numel elements, their shape, dtype, strides and value range, enough to rebuild valid inputs), the phase it ran in
+(forward, loss, backward, optimizer) and the first line of the program's own code it came from. Identical calls
+(operator, tensor shapes, dtypes and strides, other arguments) are kept once with their count and time. The file is
+written in a form libtorch reads without Python (torch::jit::pickle_load): see docs/model.md.
+
+Note [Two recorders]
+The native recorder (libmps_audit_recorder, built with mps-audit: recorder/recorder.cc) observes the dispatcher from
+C++, at about a microsecond a call, and changes nothing of what the program does. It must be built against the very
+libtorch this Python's torch loads: beside it, libmps_audit_recorder.json names that libtorch's libc10, and it is used
+only where that is the libc10 this process has loaded. Elsewhere (a torch wheel other than the one mps-audit was built
+against), this module records with a TorchDispatchMode of its own, in Python, tens of microseconds a call, and says so
+in one line. Both keep the same calls the same way; MPS_AUDIT_RECORDER=python chooses the Python one.
+
+Note [Sites]
+A call's site is the first frame, from the call outwards, of the program's own code: a file under its folder (the
+script's, or pytest's rootdir), never the standard library, site-packages or torch (a deepcopy inside the program's
+code is the program's line that called copy.deepcopy, not copy.py). Where no frame is the program's, the site is the
+one its caller set (a test's own line), else "(outside the program)".
 """
 import argparse
+import json
 import linecache
 import math
 import os
@@ -87,6 +101,15 @@ class PickleModule:
 def save(obj, path):
     """torch.save in the form libtorch's reader takes."""
     torch.save(obj, path, pickle_module=PickleModule)
+
+
+def load(f):
+    """torch.load of a calls file or a journal's record (a path or a file object): the recorder's own files, whose
+    tagged values torch 2.6 and later refuse to load by default (weights_only)."""
+    try:
+        return torch.load(f, weights_only=False)
+    except TypeError:  # a torch without weights_only
+        return torch.load(f)
 
 
 class Drop(Exception):
@@ -165,13 +188,19 @@ def describe(t):
 
 
 def signature(v):
-    """What makes two calls the same call: tensors by shape, dtype and strides, other values by value."""
+    """What makes two calls the same call (Note [Distinct calls] in recorder/call_values.cc): tensors by shape, dtype and
+    strides, floating-point numbers by kind (NaN, an infinity, a whole number by value, another positive or negative
+    number), other values by value."""
     if isinstance(v, torch.Tensor):
         return ("T", tuple(v.shape), str(v.dtype), tuple(v.stride()) if v.layout == torch.strided else ())
     if isinstance(v, (list, tuple)):
         return tuple(signature(x) for x in v)
-    if isinstance(v, float) and v != v:
-        return "nan"
+    if isinstance(v, float):
+        if v != v:
+            return "nan"
+        if v in (float("inf"), float("-inf")):
+            return repr(v)
+        return ("f", v) if v == int(v) else ("f", v > 0)
     return repr(v)
 
 
@@ -213,8 +242,67 @@ _PHASES = (
 )
 
 
+def _library_folders():
+    """The standard library's folders: never a program's own code (Note [Sites])."""
+    import sysconfig
+    paths = sysconfig.get_paths()
+    return tuple(sorted({os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib") if paths.get(k)}))
+
+
+_LIBRARY = _library_folders()
+NO_SITE = "(outside the program)"
+
+
+class Sites:
+    """Where calls are made (Note [Sites]): `where(frame)` walks from `frame` outwards to the program's own code."""
+
+    def __init__(self, base):
+        self.base = os.path.abspath(base) + os.sep
+        self.frames = {}  # code object -> (the program's own, phase or None, its file)
+        self.sources = {}  # "train.py:42" -> the line's text
+        self.default = None  # the site when no frame is the program's (the plugin sets a test's own line)
+
+    def own(self, path, raw):
+        if raw.startswith("<"):
+            return not raw.startswith("<frozen")  # -c CODE is "<string>"
+        if path in OWN_FILES or path.startswith(_TORCH_DIR) or path.startswith(_LIBRARY):
+            return False
+        parts = path.split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts:
+            return False
+        return path.startswith(self.base)
+
+    def where(self, f):
+        """The phase (None when the frames do not tell) and site of a call made from frame `f`, and the site's code."""
+        phase = None
+        while f is not None:
+            code = f.f_code
+            known = self.frames.get(code)
+            if known is None:
+                raw = code.co_filename
+                path = raw if raw.startswith("<") else os.path.abspath(raw)
+                hint = next((p for prefix, names, p in _PHASES
+                             if path.startswith(prefix) and (names is None or code.co_name in names)), None)
+                known = self.frames[code] = (self.own(path, raw), hint, path)
+            if phase is None and known[1]:
+                phase = known[1]
+            if known[0]:
+                site = "{}:{}".format(self.short(known[2]), f.f_lineno)
+                if site not in self.sources:
+                    self.sources[site] = linecache.getline(code.co_filename, f.f_lineno).strip()
+                return phase, site, self.sources[site]
+            f = f.f_back
+        return phase, self.default or NO_SITE, ""
+
+    def short(self, path):
+        """A file of the program relative to its folder ("train.py", "models/net.py"), others whole."""
+        return path[len(self.base):] if path.startswith(self.base) else path
+
+
 class Recording:
-    """What a recording has seen so far; `save()` writes it."""
+    """What a recording in Python has seen so far (Note [Two recorders]); `save()` writes it."""
+
+    native = False
 
     def __init__(self, path, max_numel=DEFAULT_MAX_NUMEL, program=None, base=None):
         self.path = path
@@ -222,6 +310,8 @@ class Recording:
         # (python/mps_audit.py) keeps each call's tests as "tests": {test: {setup|call|teardown: {site: calls}}}.
         self.context = None
         self.base = os.path.abspath(base or os.getcwd())  # sites are named relative to it
+        self.sites = Sites(self.base)
+        self.sources = self.sites.sources
         self.max_numel = max_numel
         self.program = list(program or [])
         self.calls = []
@@ -229,39 +319,15 @@ class Recording:
         self.dropped = Counter()  # "aten::op: reason" -> calls
         self.total = 0
         self.started = time.perf_counter()
-        self.frames = {}  # code object -> (inside torch or this file, phase or None, its file)
-        self.sources = {}  # "train.py:42" -> the line's text
+
+    @property
+    def distinct(self):
+        return len(self.calls)
 
     def where(self):
-        """The phase of the current call and the first frame of the program's own code: (phase, "file:line")."""
-        phase = None
-        f = sys._getframe(2)
-        while f is not None:
-            code = f.f_code
-            known = self.frames.get(code)
-            if known is None:
-                path = code.co_filename if code.co_filename.startswith("<") else os.path.abspath(code.co_filename)
-                inside = path.startswith(_TORCH_DIR) or path in OWN_FILES or code.co_filename.startswith("<frozen")
-                hint = next((p for prefix, names, p in _PHASES
-                             if path.startswith(prefix) and (names is None or code.co_name in names)), None)
-                known = self.frames[code] = (inside, hint, path)
-            if phase is None and known[1]:
-                phase = known[1]
-            if not known[0]:
-                site = "{}:{}".format(self.short(known[2]), f.f_lineno)
-                if site not in self.sources:
-                    self.sources[site] = linecache.getline(code.co_filename, f.f_lineno).strip()
-                return phase or "forward", site
-            f = f.f_back
-        return phase or "forward", "(torch)"
-
-    def short(self, path):
-        """A file of the program relative to its script's folder ("train.py", "models/net.py"), others whole."""
-        try:
-            rel = os.path.relpath(path, self.base)
-        except ValueError:
-            return path
-        return path if rel.startswith(".." + os.sep) else rel
+        """The phase of the current call and its site (Note [Sites]): (phase, "file:line")."""
+        phase, site, _ = self.sites.where(sys._getframe(1))
+        return phase or "forward", site
 
     def before(self, func, args, kwargs):
         """The call's entry, made on its first sighting (its values are taken before the operator can write them);
@@ -346,20 +412,199 @@ class _Recorder(TorchDispatchMode):
         return out
 
 
+# --- the native recorder (Note [Two recorders]) -----------------------------------------------------------------
+
+_NATIVE = None  # (library, None) or (None, why), found once
+
+
+def _loaded_c10():
+    """The libc10 this process has loaded (with torch), as a real path; None where it cannot be told."""
+    if sys.platform.startswith("linux"):
+        try:
+            with open("/proc/self/maps") as f:
+                for line in f:
+                    path = line.rsplit(None, 1)[-1] if "/" in line else ""
+                    if os.path.basename(path).startswith("libc10.") and ".so" in path:
+                        return os.path.realpath(path)
+        except OSError:
+            return None
+        return None
+    candidate = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "lib", "libc10.dylib")
+    return os.path.realpath(candidate) if os.path.exists(candidate) else None
+
+
+def _library_candidates(binary=None):
+    """Where the library may be: $MPS_AUDIT_RECORDER_LIBRARY alone where set; else beside the mps-audit binary that
+    replays (`binary`, $MPS_AUDIT_BINARY: a build folder), beside this module (an install), the source tree's build/."""
+    given = os.environ.get("MPS_AUDIT_RECORDER_LIBRARY")
+    if given:
+        return [given]
+    here = os.path.dirname(_THIS_FILE)
+    names = ("libmps_audit_recorder.so", "libmps_audit_recorder.dylib")
+    folders = [os.path.dirname(os.path.abspath(b)) for b in (binary, os.environ.get("MPS_AUDIT_BINARY")) if b]
+    folders += [here, os.path.join(os.path.dirname(here), "build")]
+    seen = []
+    for path in (os.path.join(f, n) for f in folders for n in names):
+        if path not in seen:
+            seen.append(path)
+    return seen
+
+
+def _built_for_this_torch(path):
+    """None where the library at `path` was built against the libtorch this process has loaded, else why not."""
+    sidecar = os.path.splitext(path)[0] + ".json"
+    try:
+        with open(sidecar) as f:
+            built = json.load(f)
+    except (OSError, ValueError) as e:
+        return "{} is unreadable ({})".format(sidecar, e)
+    loaded = _loaded_c10()
+    wanted = os.path.realpath(built.get("c10", ""))
+    if loaded != wanted:
+        return "it was built against libtorch {} ({}), and this Python's torch {} loads {}".format(
+            built.get("torch", "?"), wanted, torch.__version__, loaded or "a libc10 that cannot be told")
+    return None
+
+
+def native_library(binary=None):
+    """The native recorder's library, loaded: (library, None), or (None, why it is not used). The first candidate
+    (_library_candidates) built against this process's libtorch; decided once a process."""
+    global _NATIVE
+    if _NATIVE is not None:
+        return _NATIVE
+    if os.environ.get("MPS_AUDIT_RECORDER", "").lower() == "python":
+        _NATIVE = (None, "MPS_AUDIT_RECORDER=python")
+        return _NATIVE
+    found = [c for c in _library_candidates(binary) if os.path.exists(c)]
+    if not found:
+        _NATIVE = (None, "no libmps_audit_recorder beside mps-audit")
+        return _NATIVE
+    why = {path: _built_for_this_torch(path) for path in found}
+    matching = [path for path in found if why[path] is None]
+    if not matching:
+        _NATIVE = (None, why[found[0]])
+        return _NATIVE
+    path = matching[0]
+    import ctypes
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        _NATIVE = (None, "{} does not load: {}".format(path, e))
+        return _NATIVE
+    c_char_p, c_int, c_int64, c_double = ctypes.c_char_p, ctypes.c_int, ctypes.c_int64, ctypes.c_double
+    lib.SITE_FN = ctypes.CFUNCTYPE(None, c_int)
+    lib.mpsa_torch_version.restype = c_char_p
+    lib.mpsa_error.restype = c_char_p
+    lib.mpsa_answer.argtypes = [c_char_p, c_char_p, c_char_p]
+    lib.mpsa_start.argtypes = [c_int, c_int64, lib.SITE_FN]
+    lib.mpsa_set_context.argtypes = [c_char_p, c_char_p]
+    lib.mpsa_total.restype = lib.mpsa_distinct.restype = c_int64
+    lib.mpsa_delta.argtypes = [c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
+    lib.mpsa_save.argtypes = [c_char_p, c_char_p, c_char_p, c_double]
+    lib.mpsa_free.argtypes = [ctypes.c_void_p]
+    _NATIVE = (lib, None)
+    return _NATIVE
+
+
+class NativeRecording:
+    """A recording by the native recorder (Note [Two recorders]), with the surface of Recording that the command and
+    the pytest plugin use. One at a time in a process."""
+
+    native = True
+
+    def __init__(self, lib, path, max_numel=DEFAULT_MAX_NUMEL, program=None, base=None, suite=False):
+        self.lib, self.path, self.max_numel, self.suite = lib, path, max_numel, suite
+        self.program = list(program or [])
+        self.base = os.path.abspath(base or os.getcwd())
+        self.sites = Sites(self.base)
+        self.sources = self.sites.sources
+        self._context = None
+        self._site_fn = lib.SITE_FN(self._site)  # kept: the library calls it
+        self.started = time.perf_counter()
+
+    def _site(self, backward):
+        try:
+            phase, site, code = self.sites.where(sys._getframe(1))
+        except Exception:  # recording must never change what the program does
+            phase, site, code = None, NO_SITE, ""
+        self.lib.mpsa_answer((phase or "").encode(), site.encode(), code.encode())
+
+    def _check(self, rc):
+        if rc != 0:
+            raise RuntimeError("the native recorder: " + self.lib.mpsa_error().decode(errors="replace"))
+
+    def start(self):
+        self._check(self.lib.mpsa_reset())
+        self._check(self.lib.mpsa_start(1 if self.suite else 0, self.max_numel, self._site_fn))
+        self.started = time.perf_counter()
+
+    def stop(self):
+        self._check(self.lib.mpsa_stop())
+
+    @property
+    def context(self):
+        return self._context
+
+    @context.setter
+    def context(self, value):
+        self._context = value
+        test, when = value if value else (None, None)
+        self.lib.mpsa_set_context(test.encode() if test else None, when.encode() if when else None)
+
+    @property
+    def total(self):
+        return self.lib.mpsa_total()
+
+    @property
+    def distinct(self):
+        return self.lib.mpsa_distinct()
+
+    def delta(self, test):
+        """What changed since the last delta (recorder.h mpsa_delta), as torch.load-able bytes."""
+        import ctypes
+        out, size = ctypes.c_void_p(), ctypes.c_size_t()
+        self._check(self.lib.mpsa_delta(test.encode() if test else None, ctypes.byref(out), ctypes.byref(size)))
+        try:
+            return ctypes.string_at(out, size.value)
+        finally:
+            self.lib.mpsa_free(out)
+
+    def save(self, error=None):
+        self._check(self.lib.mpsa_save(self.path.encode(), json.dumps(self.program).encode(),
+                                       (error or "").encode(), time.perf_counter() - self.started))
+
+
+def new_recording(path, max_numel=DEFAULT_MAX_NUMEL, program=None, base=None, suite=False, say=None, binary=None):
+    """A recording by the native recorder where it matches this torch, else by this module's (Note [Two recorders]);
+    `say(line)` is told which, once, when it is this module's. `binary`: the mps-audit binary that will replay."""
+    lib, why = native_library(binary)
+    if lib is not None:
+        return NativeRecording(lib, path, max_numel, program, base, suite)
+    if say is not None and not why.startswith("MPS_AUDIT_RECORDER"):
+        say("mps-audit: recording in Python, tens of microseconds a call: the native recorder is not used here: " + why)
+    return Recording(path, max_numel, program, base)
+
+
 class recording:
     """`with recording("calls.pt"):` records the ATen calls of the block, and writes the file when it ends, also when
     it raises (then marked incomplete, with the error)."""
 
-    def __init__(self, path, max_numel=DEFAULT_MAX_NUMEL, program=None, base=None):
-        self.recording = Recording(path, max_numel, program, base)
-        self.mode = _Recorder(self.recording)
+    def __init__(self, path, max_numel=DEFAULT_MAX_NUMEL, program=None, base=None, say=None):
+        self.recording = new_recording(path, max_numel, program, base, say=say)
+        self.mode = None if self.recording.native else _Recorder(self.recording)
 
     def __enter__(self):
-        self.mode.__enter__()
+        if self.mode is None:
+            self.recording.start()
+        else:
+            self.mode.__enter__()
         return self.recording
 
     def __exit__(self, kind, value, tb):
-        self.mode.__exit__(kind, value, tb)
+        if self.mode is None:
+            self.recording.stop()
+        else:
+            self.mode.__exit__(kind, value, tb)
         error = None
         if kind is not None and not (kind is SystemExit and value.code in (None, 0)):
             error = "{}: {}".format(kind.__name__, value).strip()
@@ -368,11 +613,8 @@ class recording:
 
 
 def summary_line(rec):
-    ops = len({c["op"] for c in rec.calls})
-    dropped = sum(rec.dropped.values())
-    return "recorded {} calls ({} distinct, {} operators{}) in {:.1f} s to {}".format(
-        rec.total, len(rec.calls), ops, ", {} not kept".format(dropped) if dropped else "",
-        time.perf_counter() - rec.started, rec.path)
+    return "recorded {} calls ({} distinct{}) in {:.1f} s to {}".format(
+        rec.total, rec.distinct, "" if rec.native else ", in Python", time.perf_counter() - rec.started, rec.path)
 
 
 def main(argv=None):
@@ -406,7 +648,7 @@ def main(argv=None):
                                                      ["-c", opts.code] if opts.code is not None else []) + rest
     status = 0
     base = os.path.dirname(os.path.abspath(rest[0])) if opts.module is None and opts.code is None else os.getcwd()
-    ctx = recording(opts.out, opts.max_numel, program, base)
+    ctx = recording(opts.out, opts.max_numel, program, base, say=lambda line: sys.stderr.write(line + "\n"))
     try:
         with ctx:
             run()

@@ -20,15 +20,11 @@ import subprocess
 import sys
 import time
 
-import mps_audit_bugs as bugs
-
 FORMAT = "mps-audit-pytest/1"
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = ("mps-emu", "mps", "auto", "cuda", "cpu")
 STRICT = ("fail", "xfail", "report")
 JOURNAL = ".mps-audit-journal"
-# What the replay of a call may say (model.json's calls[].status) that a Mac would not run natively.
-NOT_NATIVE = {"fallback", "refused", "wrong", "known_failure", "error", "crash", "timeout"}
 # Files of an earlier run in the folder that a run writes again: removed first, so that none is left from it.
 OUTPUTS = ("calls.pt", "model.json", "model.md", "model.html", "pytest.json", JOURNAL)
 
@@ -95,7 +91,10 @@ class Journal:
 def flush_test(journal, rec, nodeid, outcome):
     """One test's calls into the journal: the distinct calls first seen in it, whole (with torch.save, all of them in
     one go: a tensor pickled alone costs a torch.save of its own), and for every call it made, the call's totals and
-    this test's share."""
+    this test's share. The native recorder gives these itself (recorder.h mpsa_delta)."""
+    if rec.native:
+        journal.write("native", nodeid, outcome, rec.delta(nodeid))
+        return
     import io
     import torch
     new = b""
@@ -116,15 +115,12 @@ def flush_test(journal, rec, nodeid, outcome):
 
 
 def _load_calls(blob):
-    """The new calls of a journal's record (flush_test)."""
+    """What a journal's record holds in torch.save's form (flush_test)."""
     if not blob:
         return []
     import io
-    import torch
-    try:
-        return torch.load(io.BytesIO(blob), weights_only=False)
-    except TypeError:  # a torch without weights_only (1.13)
-        return torch.load(io.BytesIO(blob))
+    import mps_audit_record
+    return mps_audit_record.load(io.BytesIO(blob))
 
 
 def read_journal(path):
@@ -151,9 +147,16 @@ def read_journal(path):
                 out["stopped"] = (record[1], record[2])
             elif kind == "done":
                 out["done"] = True
-            elif kind == "test":
-                _, nodeid, outcome, new, updates, sources, total, dropped = record
-                for pos, entry in _load_calls(new):
+            elif kind in ("test", "native"):
+                if kind == "native":  # the native recorder's delta: one torch.load-able dict
+                    _, nodeid, outcome, blob = record
+                    delta = _load_calls(blob)
+                    new, updates, sources = delta["new"], delta["updates"], delta["sources"]
+                    total, dropped = delta["total"], delta["dropped"]
+                else:
+                    _, nodeid, outcome, new, updates, sources, total, dropped = record
+                    new = _load_calls(new)
+                for pos, entry in new:
                     out["calls"][pos] = entry
                 for pos, count, seconds, out_bytes, phases, sites, mine in updates:
                     e = out["calls"][pos]
@@ -179,6 +182,8 @@ def replay(binary, calls_path, folder, options):
         cmd += ["--emu-release", options["release"]]
     if options.get("macos") is not None:
         cmd += ["--emu-macos", str(options["macos"])]
+    if options.get("chip") is not None:
+        cmd += ["--emu-chip", options["chip"]]
     try:
         done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     except OSError as e:
@@ -201,9 +206,25 @@ def where_it_ran(doc):
     return "{} ({})".format(env.get("target", "?"), env.get("device", "?"))
 
 
-def expected_failure(expectation):
-    """PyTorch's own MPS lists expect the call to fail on a real Mac (an entry of a failure kind; flaky ones not)."""
-    return bool(expectation) and expectation.get("kind") not in (None, "", "flaky", "not_a_bug", "passes")
+def first_line(text, limit=200):
+    """The first line of `text`, cut at a word to at most `limit` characters."""
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    if len(line) <= limit:
+        return line
+    cut = line[:limit - 3]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:(") + "..."
+
+
+# Note [One set of rules]
+# What flags a test is what `mps-audit run` calls a failure, decided once, by the replay (model.json): a call whose
+# status is not native (it falls back, is refused, gives wrong results, raises, crashes, hangs), or that the replay
+# expects to fail on a real Mac (`expected_failure`: PyTorch's own MPS lists decide its record, Note [Expected
+# verdicts], or the call's own arguments meet a known bug, Note [Known bugs a call meets]). What decides nothing there
+# (a flaky entry, a dtype an allow list is silent on, a known bug the call may meet, a call the replay could not
+# judge) is a note: listed in pytest.json and with -v, never a flag.
+NOT_NATIVE = {"fallback", "refused", "wrong", "known_failure", "error", "crash", "timeout"}
+# The dtypes MPS does not have at all: one cause, whatever the operators (Note [Causes first]).
+MISSING_DTYPES = ("float64", "complex128")
 
 
 def expectation_text(e):
@@ -212,17 +233,40 @@ def expectation_text(e):
                                                                e.get("kind", "?"), scope)
 
 
-def also_expected(status, call):
-    """PyTorch's lists expect a call that fails here to fail on a real Mac too, where its message does not say so."""
+def met_bugs(call):
+    return [b for b in call.get("known_bugs") or [] if b.get("applies")]
+
+
+def bug_text(b, how="meets"):
+    fixed = "not known fixed" if b.get("fixed_in", "unknown") == "unknown" else "fixed in " + b["fixed_in"]
+    return "{} known MPS bug {} ({}, when {}: {}; {}): {} {}".format(
+        how, b.get("id"), b.get("kind"), b.get("when"), b.get("met_by"), fixed, b.get("summary", ""),
+        b.get("source", ""))
+
+
+def call_finding(call):
+    """The status of a replayed call that would not run natively on a Mac (Note [One set of rules]), or None."""
+    status = call.get("status", "not_probed")
+    if status in NOT_NATIVE:
+        return status
+    if status == "native" and call.get("expected_failure"):
+        return "expected_failure"
+    return None
+
+
+def call_notes(call):
+    """What the replay says of a call that decides nothing (Note [One set of rules])."""
+    notes = []
     e = call.get("expectation")
-    if status == "expected_failure" or not expected_failure(e) or e.get("list", "?") in call.get("message", ""):
-        return ""
-    return expectation_text(e)
-
-
-def first_line(text, limit=200):
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return line if len(line) <= limit else line[:limit - 3] + "..."
+    if e and not e.get("decided"):
+        notes.append("{} (a note: it decides nothing)".format(expectation_text(e)))
+    for b in call.get("known_bugs") or []:
+        if b.get("maybe"):
+            notes.append(bug_text(b, "may meet"))
+    if call.get("status") == "not_judged":  # the replay's own limit, never the operator's error
+        why = first_line(call.get("message", ""))
+        notes.append(why if why.startswith("not judged: ") else "not judged: " + why)
+    return notes
 
 
 def why_text(status, call):
@@ -231,10 +275,26 @@ def why_text(status, call):
         ops = call.get("fallback_ops") or []
         return "falls back to the CPU ({} ran there)".format(", ".join(ops)) if ops else "falls back to the CPU"
     if status == "expected_failure":
-        return expectation_text(call["expectation"])
+        e = call.get("expectation")
+        if e and e.get("decided"):
+            return expectation_text(e)
+        bugs = met_bugs(call)
+        return bug_text(bugs[0]) if bugs else "expected to fail on a real Mac"
     words = {"refused": "refused", "wrong": "gives wrong results", "known_failure": "fails, as expected",
              "error": "fails", "crash": "crashes the process", "timeout": "does not finish"}
     return words.get(status, status) + (": " + message if message else "")
+
+
+def also_expected(status, call):
+    """What else the replay expects of a call that fails here, where its message does not say so already."""
+    if status == "expected_failure":
+        return ""
+    parts = []
+    e = call.get("expectation")
+    if e and e.get("decided") and e.get("list", "?") not in call.get("message", ""):
+        parts.append(expectation_text(e))
+    parts += [bug_text(b) for b in met_bugs(call)]
+    return "; ".join(parts)
 
 
 def allowed(allow, op, recorded_as):
@@ -245,51 +305,52 @@ def allowed(allow, op, recorded_as):
     return sorted(a for a in allow if a in names)
 
 
-def call_verdict(call):
-    """The replayed call's status as a finding ("fallback", "refused", ..., "expected_failure"), or None: native."""
-    status = call.get("status", "not_probed")
-    if status in NOT_NATIVE:
-        return status
-    if status == "native" and expected_failure(call.get("expectation")):
-        return "expected_failure"
-    return None
+def missing_dtype(f):
+    """The dtype MPS lacks that a finding is about (Note [Causes first]), or None."""
+    return f["dtype"] if f["status"] in ("refused", "expected_failure") and f["dtype"] in MISSING_DTYPES else None
 
 
-def verdicts(calls, sources, doc, allow, outcomes, release=None, macos=None, stopped_at=None):
-    """Per test and per operator, what the replay (`doc`, model.json) says of the suite's calls. `calls`: the
-    recording's entries (with "tests"); `allow`: nodeid -> the operators its marker accepts; `outcomes`: nodeid ->
-    pytest's outcome, in the order the tests ran; `stopped_at`: the test after which nothing was recorded."""
-    replayed = {c["index"]: c for c in (doc or {}).get("calls", [])}
-    ledger = bugs.load(data_home())
-    tests = {n: {"nodeid": n, "outcome": o, "calls": 0, "findings": [], "known_bugs": [], "allowed_ops": set()}
+def verdicts(doc, recorded, allow, outcomes, stopped_at=None):
+    """Per test and per operator, what the replay (`doc`, model.json) says of the suite's calls. `recorded`: the
+    recording's calls (with "tests"), for a suite that was not replayed; `allow`: nodeid -> the operators its marker
+    accepts; `outcomes`: nodeid -> pytest's outcome, in the order the tests ran; `stopped_at`: the test after which
+    nothing was recorded. A test's findings of one site, operator, dtype and status are one, with their calls counted
+    (a call made with several shapes is several distinct calls, one line)."""
+    calls = doc.get("calls", []) if doc else recorded
+    sources = {s["site"]: s.get("code", "") for s in doc.get("sites", [])} if doc else {}
+    tests = {n: {"nodeid": n, "outcome": o, "calls": 0, "findings": {}, "notes": [], "allowed_ops": set()}
              for n, o in outcomes.items()}
     operators = {}
-    for pos, entry in enumerate(calls):
-        call = replayed.get(pos, {})
-        status = call_verdict(call) if doc else None
-        matches = bugs.matching(ledger, entry, release, macos) if doc else []
-        for nodeid, phases in entry.get("tests", {}).items():
-            t = tests.setdefault(nodeid, {"nodeid": nodeid, "outcome": "unknown", "calls": 0, "findings": [],
-                                          "known_bugs": [], "allowed_ops": set()})
+    for call in calls:
+        status = call_finding(call) if doc else None
+        notes = call_notes(call) if doc else []
+        op = call.get("op", "?")
+        dtype = call.get("dtype", "?")
+        for nodeid, phases in call.get("tests", {}).items():
+            t = tests.setdefault(nodeid, {"nodeid": nodeid, "outcome": "unknown", "calls": 0, "findings": {},
+                                          "notes": [], "allowed_ops": set()})
             made = sum(n for sites in phases.values() for n in sites.values())
             t["calls"] += made
-            for bug in matches:
-                if bug["id"] not in {b["id"] for b in t["known_bugs"]}:
-                    t["known_bugs"].append(bug)
+            for note in notes:
+                line = "{} ({}): {}".format(op, dtype, note)
+                if line not in t["notes"]:
+                    t["notes"].append(line)
             if status is None:
                 continue
-            ok = allowed(allow.get(nodeid, ()), entry["op"], call.get("recorded_as"))
+            ok = allowed(allow.get(nodeid, ()), op, call.get("recorded_as"))
             t["allowed_ops"].update(ok)
             for when, sites in phases.items():
                 for site, n in sites.items():
-                    t["findings"].append({
-                        "when": when, "site": site, "code": sources.get(site, ""), "op": call.get("op", entry["op"]),
-                        "dtype": entry["dtype"], "calls": n, "status": status, "why": why_text(status, call),
-                        "expected": also_expected(status, call),
-                        "allowed": bool(ok)})
-            o = operators.setdefault((call.get("op", entry["op"]), entry["dtype"], status),
-                                     {"op": call.get("op", entry["op"]), "dtype": entry["dtype"], "status": status,
-                                      "why": why_text(status, call), "calls": 0, "tests": set(), "allowed_in": set()})
+                    f = t["findings"].setdefault((site, op, dtype, status), {
+                        "when": when, "site": site, "code": sources.get(site, ""), "op": op, "dtype": dtype,
+                        "calls": 0, "status": status, "why": why_text(status, call),
+                        "expected": also_expected(status, call), "allowed": bool(ok)})
+                    f["calls"] += n
+                    if when not in f["when"].split(", "):
+                        f["when"] += ", " + when
+            o = operators.setdefault((op, dtype, status), {"op": op, "dtype": dtype, "status": status,
+                                                           "why": why_text(status, call), "calls": 0, "tests": set(),
+                                                           "allowed_in": set()})
             o["calls"] += made
             o["tests"].add(nodeid)
             if ok:
@@ -297,7 +358,8 @@ def verdicts(calls, sources, doc, allow, outcomes, release=None, macos=None, sto
     order = {"setup": 0, "call": 1, "teardown": 2}
     after_stop = False
     for t in tests.values():
-        t["findings"].sort(key=lambda f: (order.get(f["when"], 3), f["site"], f["op"]))
+        t["findings"] = sorted(t["findings"].values(),
+                               key=lambda f: (order.get(f["when"].split(", ")[0], 3), f["site"], f["op"]))
         t["unused_allow"] = sorted(set(allow.get(t["nodeid"], ())) - t.pop("allowed_ops"))
         t["audit"] = "not_recorded" if after_stop else test_audit(t, doc is not None)
         if t["nodeid"] == stopped_at:
@@ -340,10 +402,12 @@ def test_outcome(reports):
 
 
 def finding_line(f):
-    """"test_ops.py:30 aten::mode (float32, call): falls back to the CPU (aten::mode ran there)"."""
-    return "{} {} ({}, {}): {}{}{}".format(f["site"], f["op"], f["dtype"], f["when"], first_line(f["why"], 160),
-                                          "; " + f["expected"] if f["expected"] else "",
-                                          " (allowed by the test's mps_audit marker)" if f["allowed"] else "")
+    """"test_ops.py:30 aten::mode (float32, call): falls back to the CPU (aten::mode ran there)", and "x3" where the
+    site made the call three times."""
+    return "{} {} ({}, {}): {}{}{}{}".format(f["site"], f["op"], f["dtype"], f["when"], first_line(f["why"], 160),
+                                            " x{}".format(f["calls"]) if f["calls"] > 1 else "",
+                                            "; " + f["expected"] if f["expected"] else "",
+                                            " (allowed by the test's mps_audit marker)" if f["allowed"] else "")
 
 
 def counts(tests):
@@ -361,38 +425,82 @@ def write_json(path, doc):
     os.replace(tmp, path)
 
 
+def recorded_calls(rec):
+    """The recording's calls (with their tests), for a suite that was not replayed: the Python recorder's, or the
+    native one's calls file."""
+    if not rec.native:
+        return rec.calls
+    try:
+        import mps_audit_record
+        return mps_audit_record.load(rec.path).get("calls", [])
+    except Exception:  # no file (nothing recorded), or one cut short
+        return []
+
+
 def report_document(state):
     """pytest.json: the run's audit per test and per operator."""
     return {"format": FORMAT, "where": state["where"], "options": state["options"], "complete": state["complete"],
             "incomplete": state["incomplete"], "replay_error": state["replay_error"], "strict": state["strict"],
             "calls": state["total"], "distinct_calls": state["distinct"], "record_seconds": state["record_seconds"],
             "replay_seconds": state["replay_seconds"], "report_seconds": state.get("report_seconds", 0.0),
-            "counts": counts(state["tests"]), "tests": state["tests"],
+            "counts": counts(state["tests"]), "tests": state["tests"], "recorder": state.get("recorder", "python"),
+            "causes": missing_dtype_lines(state),
             "operators": state["operators"], "ended_in": state.get("ended_in"),
             "journal_error": state.get("journal_error", "")}
 
 
-def summary_lines(state, folder, verbose=False):
-    """The terminal's report: per test, its calls that would not run natively (each with its line), then per operator,
-    then one line of totals. [(text, markup)] with markup for pytest's terminal writer."""
+# Note [Causes first]
+# A suite in float64 (torch.set_default_dtype(torch.float64), a numeric library's habit) has nearly every test flagged
+# by dozens of refused float64 calls, and the one fact that matters is hidden among them: MPS has no float64 (nor
+# complex128). So the report leads with causes: that one line, with the tests it holds back and what to do (run the
+# suite in float32 to see the rest); then, by operator, the fallbacks and failures of the other dtypes. A test lists
+# its float64 findings as one line too.
+def missing_dtype_lines(state):
     lines = []
+    for dtype in MISSING_DTYPES:
+        tests = [t for t in state["tests"] if any(missing_dtype(f) == dtype for f in t["findings"])]
+        if not tests:
+            continue
+        calls = sum(f["calls"] for t in tests for f in t["findings"] if missing_dtype(f) == dtype)
+        lines.append("MPS has no {}: {} test{} call{} it ({} call{}); run the suite in {} to see the rest "
+                     "(torch.set_default_dtype(torch.{}))".format(
+                         dtype, len(tests), "s" if len(tests) != 1 else "", "" if len(tests) != 1 else "s", calls,
+                         "s" if calls != 1 else "", "float32" if dtype == "float64" else "complex64",
+                         "float32" if dtype == "float64" else "complex64"))
+    return lines
+
+
+def summary_lines(state, folder, verbose=False):
+    """The terminal's report: the causes first (Note [Causes first]), per test its calls that would not run natively
+    (each with its line), then per operator, then one line of totals. [(text, markup)] for pytest's terminal writer."""
+    lines = [(line, {"bold": True, "red": True}) for line in missing_dtype_lines(state)]
     limit = None if verbose else 8
     for t in state["tests"]:
-        shown = [f for f in t["findings"] if verbose or not f["allowed"]]
-        if not shown and not t["unused_allow"] and not (verbose and t["known_bugs"]):
+        shown = [f for f in t["findings"] if (verbose or not f["allowed"]) and not missing_dtype(f)]
+        lacking = {}
+        for f in t["findings"]:
+            if missing_dtype(f):
+                lacking[f["dtype"]] = lacking.get(f["dtype"], 0) + f["calls"]
+        notes = t["notes"] if verbose else []
+        if not shown and not lacking and not t["unused_allow"] and not notes:
             continue
         lines.append(("{} [{}]".format(t["nodeid"], t["audit"]), {"bold": True}))
+        for dtype, n in sorted(lacking.items()):
+            lines.append(("    {} call{} in {}, which MPS does not have".format(n, "s" if n != 1 else "", dtype),
+                          {"red": True}))
         for f in shown[:limit]:
             lines.append(("    " + finding_line(f), {"yellow" if f["allowed"] else "red": True}))
         if limit is not None and len(shown) > limit:
             lines.append(("    and {} more (pytest.json)".format(len(shown) - limit), {}))
-        for b in t["known_bugs"] if verbose else []:  # Note [Known bugs a call meets]: -v, and pytest.json
-            lines.append(("    known bug {}: {} ({})".format(b["id"], b["summary"], b["range"]), {}))
+        for note in notes:  # Note [One set of rules]: -v, and pytest.json
+            lines.append(("    note: " + note, {}))
         for a in t["unused_allow"]:
             lines.append(("    its marker allows {}, which it does not need here".format(a), {}))
-    if state["operators"]:
+    by_operator = [o for o in state["operators"]
+                   if not (o["dtype"] in MISSING_DTYPES and o["status"] in ("refused", "expected_failure"))]
+    if by_operator:
         lines.append(("by operator:", {"bold": True}))
-        for o in state["operators"]:
+        for o in by_operator:
             lines.append(("    {} ({}): {}: {} call{} in {} test{}{}".format(
                 o["op"], o["dtype"], first_line(o["why"], 120), o["calls"], "s" if o["calls"] != 1 else "", o["tests"],
                 "s" if o["tests"] != 1 else "", ", allowed in {}".format(o["allowed_in"]) if o["allowed_in"] else ""),
@@ -470,9 +578,8 @@ def take_over(journal, folder):
         state["replay_seconds"] = time.perf_counter() - start
         if doc:
             state["where"] = where_it_ran(doc)
-    state["tests"], state["operators"] = verdicts(
-        recording.calls, recording.sources, doc, session.get("allow", {}), outcomes, *release_of(doc, options),
-        stopped_at=(journal["stopped"] or (None,))[0])
+    state["tests"], state["operators"] = verdicts(doc, recording.calls, session.get("allow", {}), outcomes,
+                                                  stopped_at=(journal["stopped"] or (None,))[0])
     if running:
         for t in state["tests"]:
             if t["nodeid"] == running[0]:
@@ -484,16 +591,6 @@ def take_over(journal, folder):
         out.write(text + "\n")
     out.flush()
     return 0
-
-
-def release_of(doc, options):
-    """The release and macOS whose known bugs apply: the emulated release's, or on a real Mac the linked torch's."""
-    if not doc:
-        return None, None
-    env = doc.get("environment", {})
-    release = (env.get("expectations") or {}).get("release") or env.get("torch_version")
-    macos = (env.get("expectations") or {}).get("macos") or (env.get("mps") or {}).get("macos")
-    return release, macos
 
 
 if __name__ == "__main__":

@@ -194,6 +194,68 @@ class Plugin(unittest.TestCase):
         self.assertIn("1 passed, 1 xfailed", run.out)
         self.assertEqual(run.tests()["test_ops.py::test_mode"]["outcome"], "xfailed")
 
+    NOTES = '''import copy
+
+import torch
+
+
+def test_pow():
+    x = torch.rand(4, 5)
+    assert (x.pow(2) >= 0).all()
+
+
+def test_shapes():
+    for n in (3, 4, 5):
+        torch.mode(torch.ones(n, 4), 1)
+
+
+def test_deepcopy():
+    layer = torch.nn.Linear(3, 2).double()
+    copy.deepcopy(layer)
+'''
+
+    def test_notes_flag_nothing_and_each_finding_is_the_projects_line_once(self):
+        cwd = self.write_suite({"test_n.py": self.NOTES})
+        run = self.pytest(cwd, "-v", "--mps-audit-release=1.13.1")
+        self.assertEqual(run.code, 0, run.out + run.err)
+        tests = run.tests()
+        # 1.13.1's lists expect pow and ge to be unverified or flaky on a real Mac: notes, listed, flagging nothing.
+        self.assertEqual(tests["test_n.py::test_pow"]["audit"], "native")
+        self.assertEqual(tests["test_n.py::test_pow"]["findings"], [])
+        self.assertTrue(any(n.startswith("aten::pow.Tensor_Scalar (float32): PyTorch 1.13.1's") and
+                            "(a note: it decides nothing)" in n for n in tests["test_n.py::test_pow"]["notes"]),
+                        tests["test_n.py::test_pow"]["notes"])
+        self.assertIn("note: aten::pow.Tensor_Scalar (float32)", run.out)  # -v shows notes
+        # Three shapes at one line: one finding, three calls.
+        shapes = "test_n.py:{}".format(line_of(os.path.join(cwd, "test_n.py"), "torch.mode("))
+        self.assertEqual([(f["site"], f["op"], f["status"], f["calls"]) for f in tests["test_n.py::test_shapes"]
+                          ["findings"]], [(shapes, "aten::mode", "fallback", 3)])
+        self.assertIn(shapes + " aten::mode (float32, call): falls back to the CPU (aten::mode ran there) x3", run.out)
+        # deepcopy's clones are made inside copy.py: their site is the test's line that called deepcopy.
+        deep = "test_n.py:{}".format(line_of(os.path.join(cwd, "test_n.py"), "copy.deepcopy(layer)"))
+        findings = tests["test_n.py::test_deepcopy"]["findings"]
+        self.assertIn(("aten::clone", "float64"), {(f["op"], f["dtype"]) for f in findings})
+        self.assertEqual({f["site"] for f in findings if f["op"] == "aten::clone"}, {deep})
+        for t in tests.values():  # only the project's lines, each (site, operator, dtype, status) once
+            keys = [(f["site"], f["op"], f["dtype"], f["status"]) for f in t["findings"]]
+            self.assertEqual(len(keys), len(set(keys)), keys)
+            self.assertTrue(all(k[0].startswith("test_n.py:") for k in keys), keys)
+        # The cause first: MPS has no float64.
+        self.assertRegex(run.out, r"MPS has no float64: 1 test calls it \(\d+ calls\); run the suite in float32")
+
+    def test_a_call_the_replay_cannot_judge_is_a_note_with_why(self):
+        import torch
+        if int(torch.__version__.split(".")[0]) < 2:
+            self.skipTest("torch {} has no MPS kernel of _to_sparse to emulate".format(torch.__version__))
+        cwd = self.write_suite({"test_s.py": "import torch\n\n\ndef test_sparse():\n"
+                                             "    assert torch.ones(4, 5).to_sparse().to_dense().sum() == 20\n"})
+        run = self.pytest(cwd, "-q", "--mps-audit-release=2.14.1")
+        self.assertEqual(run.code, 0, run.out + run.err)
+        [test] = run.doc["tests"]
+        self.assertEqual(test["audit"], "native", test)
+        self.assertIn("aten::_to_sparse (float32): not judged: the emulator cannot hold the sparse result of "
+                      "aten::_to_sparse on emulated MPS", test["notes"])
+
     # --- suites that stop, crash, hang or disturb the recorder --------------------------------------------------
 
     BAD = '''import os, signal, time
@@ -267,9 +329,23 @@ def test_after():
         self.assertEqual(run.code, -signal.SIGTERM)
         self.assert_ended_in_test_bad(run)
 
-    def test_a_test_that_leaves_a_dispatch_mode_stops_the_recording_and_is_named(self):
+    def test_a_test_that_leaves_a_dispatch_mode_is_recorded_on(self):
+        # The native recorder sits at the dispatcher, under any Python dispatch mode: the tests after it are audited.
         run = self.bad_run("mode")
         self.assertEqual(run.code, 0, run.out + run.err)
+        self.assertEqual(run.doc["recorder"], "native")
+        self.assertTrue(run.doc["complete"])
+        self.assertEqual(run.audit(), {"test_bad.py::test_before": "flagged", "test_bad.py::test_bad": "native",
+                                       "test_bad.py::test_after": "flagged"})
+
+    def test_the_python_recorder_stops_where_a_test_leaves_a_dispatch_mode_and_names_it(self):
+        os.environ["MPS_AUDIT_RECORDER"] = "python"  # Note [Two recorders]: the recorder where no native one loads
+        try:
+            run = self.bad_run("mode")
+        finally:
+            del os.environ["MPS_AUDIT_RECORDER"]
+        self.assertEqual(run.code, 0, run.out + run.err)
+        self.assertEqual(run.doc["recorder"], "python")
         self.assertFalse(run.doc["complete"])
         self.assertIn("the recording stopped at test_bad.py::test_bad (call): the test left torch's dispatch mode "
                       "stack changed (Passing on top)", run.out)
@@ -284,8 +360,11 @@ def test_after():
                                               "'mps-emu', 'mps', 'auto', 'cuda', 'cpu')"),
                  (["--mps-audit-release=9.9.9"], "argument --mps-audit-release: invalid choice: '9.9.9' (choose from "
                                                  "'1.13.1'"),
-                 (["--mps-audit-macos=5"], "argument --mps-audit-macos: invalid value: '5' (a macOS major version, 11 "
-                                           "to 30)"),
+                 (["--mps-audit-macos=5"], "argument --mps-audit-macos: invalid value: '5' (a macOS version "
+                                           "major.minor such as 13.2"),
+                 (["--mps-audit-macos=14.x"], "argument --mps-audit-macos: invalid value: '14.x'"),
+                 (["--mps-audit-chip=m9"], "argument --mps-audit-chip: invalid choice: 'm9' (m1, m2, m3, m4 or m5; "
+                                           "any: no chip in particular)"),
                  (["--mps-audit-flagged=maybe"], "argument --mps-audit-flagged: invalid choice: 'maybe' (choose from "
                                                  "'fail', 'xfail', 'report')")]
         for args, message in cases:
