@@ -218,16 +218,16 @@ void give_back(Arena& a, size_t first, size_t pages) {
 }  // namespace
 
 bool init_device_memory(bool whole_pages) {
-  static const bool kept = [&] {
+  // Once a process: a child forked from a process that set it up has no arena (MADV_DONTFORK), and maps its own.
+  static pid_t mapped_in = 0;
+  if (mapped_in != ::getpid()) {
     g_whole_pages = whole_pages;
 #ifdef __linux__
     g_arena = map_arena();
-    return g_arena != nullptr;
-#else
-    return false;
 #endif
-  }();
-  return kept;
+    mapped_in = ::getpid();
+  }
+  return device_memory_kept_from_cpu();
 }
 
 bool device_memory_kept_from_cpu() {

@@ -8,11 +8,11 @@
 
 namespace mps_audit::emu {
 
-// Sets the memory up, once, before the first allocation. On Linux its pages are mapped twice: at the addresses that
-// tensors hold, where nothing can read or write them, and at others, through which the emulator's kernels do
-// (host_address()). Elsewhere, or where that cannot be set up, it is ordinary heap memory that any code can read,
-// in whole pages of its own with `whole_pages` (for the touch fault, emu/faults.h). Returns whether the memory is
-// kept from the CPU.
+// Sets the memory up, once a process (a forked child sets up its own), before the first allocation. On Linux its pages
+// are mapped twice: at the addresses that tensors hold, where nothing can read or write them, and at others, through
+// which the emulator's kernels do (host_address()). Elsewhere, or where that cannot be set up, it is ordinary heap
+// memory that any code can read, in whole pages of its own with `whole_pages` (for the touch fault, emu/faults.h).
+// Returns whether the memory is kept from the CPU.
 bool init_device_memory(bool whole_pages);
 
 // Whether init_device_memory() kept the memory from the CPU.

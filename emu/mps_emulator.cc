@@ -52,6 +52,7 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <torch/library.h>
+#include <unistd.h>
 
 #include "common/data_home.h"
 #include "common/diagnostics.h"
@@ -80,8 +81,10 @@ struct State {
   std::string poisoned_by;  // the operator whose poison fault made the device unusable
   std::string touched_by;   // the operator (without overload) whose touch fault left this process's state behind
   std::unique_ptr<torch::Library> kernels, fallback;
+  pid_t device_pid = 0;  // the process whose device memory is set up (Note [Kernels registered before the fork])
 };
 State* g_state = nullptr;
+std::mutex g_activation;
 
 // "aten::add.Tensor"
 std::string op_name(const c10::OperatorHandle& op) {
@@ -576,11 +579,15 @@ bool linked_composite_explicit(const c10::OperatorHandle& op) {
          op.hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional);
 }
 
-}  // namespace
-
-const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
+// Note [Kernels registered before the fork]
+// Registering the emulator's kernels writes the dispatch table of every operator the release has (about 2,000 for
+// 2.14.1): in a forked worker those writes copied, page by page, what it shared with the run, and the kernel's copy-on-
+// write faults and TLB shootdowns were a third of the default audit's samples, paid again by every worker started
+// after a crash. So a run that forks its workers registers the kernels once, before the first fork
+// (prepare_mps_emulator), and its workers find them there. The device memory cannot be shared that way: it is one
+// memfd per process, mapped MADV_DONTFORK (Note [Emulated MPS memory] in device_memory.cc), so each process sets up
+// its own when it activates the emulator (State::device_pid).
+State& register_kernels(const EmulatorOptions& requested) {
   EmulatorOptions options = requested;
   if (options.release_dir.empty()) {
     options.release_dir = default_release_dir();
@@ -596,7 +603,7 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
     if (!same_options(g_state->options, options)) {
       throw UserError("the MPS emulator is already active in this process with other options");
     }
-    return g_state->info;
+    return *g_state;
   }
   auto& dispatcher = c10::Dispatcher::singleton();
   if (auto empty = dispatcher.findOp({"aten::empty.memory_format", ""});
@@ -621,10 +628,7 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   // A folder not named pytorch-X.Y.Z (a wheel's torchgen/packaged/ATen/native) is the linked release's.
   state->info.release_version = files.version.empty() ? std::string(compat::kTorchVersion) : files.version;
   state->info.macos_major = options.macos_major;
-  state->info.fallback_enabled = fallback_enabled_by_environment();
-
-  state->info.memory_kept_from_cpu = register_emulated_device(
-      state->faults.plans(FaultKind::kTouch) || state->faults.plans(FaultKind::kTouchThenHang), options.macos_major);
+  state->info.fallback_enabled = options.fallback.value_or(fallback_enabled_by_environment());
 
   state->kernels =
       std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::MPS, __FILE__, __LINE__);
@@ -661,7 +665,26 @@ const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& requested) {
   state->fallback =
       std::make_unique<torch::Library>(torch::Library::IMPL, "_", c10::DispatchKey::MPS, __FILE__, __LINE__);
   state->fallback->fallback(mps_fallback(state->info.fallback_enabled));
-  return state->info;
+  return *state;
+}
+
+}  // namespace
+
+void prepare_mps_emulator(const EmulatorOptions& options) {
+  std::lock_guard<std::mutex> lock(g_activation);
+  register_kernels(options);
+}
+
+const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& options) {
+  std::lock_guard<std::mutex> lock(g_activation);
+  State& state = register_kernels(options);
+  if (state.device_pid != ::getpid()) {
+    state.info.memory_kept_from_cpu =
+        register_emulated_device(state.faults.plans(FaultKind::kTouch) || state.faults.plans(FaultKind::kTouchThenHang),
+                                 state.options.macos_major);
+    state.device_pid = ::getpid();
+  }
+  return state.info;
 }
 
 }  // namespace mps_audit::emu

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ inline constexpr const char* kPlumbingOps[] = {"copy_", "convolution_overrideabl
 struct EmulatorOptions {
   std::string release_dir;  // data/pytorch-X.Y.Z-like folder; empty: the one matching the linked libtorch
   int macos_major = 14;     // data type rules of this macOS version
+  // MPSFallback.mm's choice: the CPU fallback, or NotImplementedError; unset: PYTORCH_ENABLE_MPS_FALLBACK says.
+  std::optional<bool> fallback;
 };
 
 struct EmulatorInfo {
@@ -42,10 +45,15 @@ struct EmulatorInfo {
 std::string emulator_label(const std::string& release_version, int macos_major);
 
 // Registers the emulator for this process: once, before any MPS tensor exists. Reads PYTORCH_ENABLE_MPS_FALLBACK
-// and MPS_AUDIT_EMU_FAULTS now, as the real backend reads its variable once when it loads.
+// (unless `options` say) and MPS_AUDIT_EMU_FAULTS now, as the real backend reads its variable once when it loads.
+// In a process forked from one that prepared the emulator, sets up only this process's device memory.
 // Throws UserError when the linked libtorch has a real MPS backend, when no release data is found, or when
 // called again with other options.
 const EmulatorInfo& activate_mps_emulator(const EmulatorOptions& options);
+
+// Registers the emulator's kernels without its device memory, in a process that will fork the processes that
+// activate it (Note [Kernels registered before the fork] in mps_emulator.cc). Throws as activate_mps_emulator does.
+void prepare_mps_emulator(const EmulatorOptions& options);
 
 // nullptr until activate_mps_emulator succeeded.
 const EmulatorInfo* active_mps_emulator();

@@ -9,6 +9,7 @@
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/torch_compat.h"
+#include "emu/mps_emulator.h"
 #include "run/folder_lock.h"
 #include "run/journal.h"
 #include "run/plan.h"
@@ -16,6 +17,7 @@
 #include "run/progress.h"
 #include "run/run_results.h"
 #include "run/stop_signals.h"
+#include "run/worker_process.h"
 
 namespace mps_audit {
 namespace {
@@ -94,6 +96,11 @@ AuditedRun audit_run(const RunRequest& request, const Results* baseline, std::os
   size_t ran = 0;
   bool host_described = false;
   std::optional<WorkerPool>& pool = held->pool;  // reaped after the reports (Note [Workers at the end])
+  // Forked workers find the emulator's kernels registered (Note [Kernels registered before the fork] in
+  // emu/mps_emulator.cc): after the plan, which reads this process's dispatcher without them.
+  if (request.target.emulated() && forked_workers() && order.probes > 0) {
+    emu::prepare_mps_emulator({request.target.emu.release_dir, plan.macos_major(), request.fallback == "on"});
+  }
   pool.emplace(worker_launch(request, plan, log_path), plan.probes, std::move(order.expected), request.timeout_s);
   int stopped_by = pool->run(
       std::move(order.groups), order.jobs,

@@ -77,6 +77,7 @@ Results finish_results(RunEnvironment env, bool host_described, const RunRequest
   doc.run.finished = journal.finished;
   doc.run.shard = request.shard.to_string();
   if (stopped_by) doc.run.interrupted = signal_name(stopped_by);
+  doc.records.reserve(journal.finished);
   for (size_t i = 0; i < plan.probes.size(); ++i) {
     if (journal.done[i]) doc.records.push_back(std::move(journal.results[i]));
   }

@@ -135,7 +135,7 @@ ProbeTarget set_up_target(const WorkerOptions& o, RunEnvironment& env) {
   // run itself would: describe_host() takes an active emulator's MPS kernels for no MPS backend.
   describe_host(env);
   if (o.target.emulated()) {
-    const emu::EmulatorOptions emu_options{o.target.emu.release_dir, o.emu_macos};
+    const emu::EmulatorOptions emu_options{o.target.emu.release_dir, o.emu_macos, std::nullopt};
     env.emulator = emu::activate_mps_emulator(emu_options).label();
   }
   ProbeTarget target;

@@ -21,23 +21,6 @@ bool sets_variable(const char* entry, const std::string& name) {
   return std::strncmp(entry, name.c_str(), name.size()) == 0 && entry[name.size()] == '=';
 }
 
-// Note [Forked workers]
-// On Linux a worker is a fork of the run, which has loaded libtorch and its CUDA libraries already: half a second
-// of a core less per worker on the GPU machine, and a run whose probes crash starts one per crash. It also has the
-// run's spec, parsed, and its recorded samples, loaded, and takes both from its options (WorkerOptions::run_spec,
-// run_recordings), so it reads neither again. The run has not touched a device (CUDA cannot be used in a child
-// forked after it was set up: the host block of the results, which asks CUDA how many devices it has, is a worker's,
-// or filled in after the workers are done when none started), has no thread of its own running when it forks (Note
-// [Reading in parallel] in run/plan.cc joins its readers first), and flushes its output before it forks. The child
-// takes the worker's descriptors, closes every other one (the other workers' pipes, the journal, the folder lock),
-// restores default signal dispositions and leaves the run's process group, as a spawned worker does, and runs
-// run_worker() as `mps-audit __worker` would. Elsewhere (macOS, whose system frameworks do not survive a fork), and
-// with MPS_AUDIT_WORKERS=exec, workers are spawned from the binary with posix_spawn.
-bool forked_workers() {
-  static const bool forked = children_forked();
-  return forked;
-}
-
 // What a worker's process is started with, forked or spawned: descriptors 0 and 1 first (the pipes' own numbers are
 // 3 or more, and may be 3 or 4), its standard error appended to its log, its own process group with default signal
 // dispositions (the parent ignores SIGPIPE and catches SIGINT and SIGTERM) and no blocked signals, and the variables
@@ -95,6 +78,23 @@ int spawn_worker(const WorkerLaunch& how, int in, int out, int lifeline, int sta
 }
 
 }  // namespace
+
+// Note [Forked workers]
+// On Linux a worker is a fork of the run, which has loaded libtorch and its CUDA libraries already: half a second
+// of a core less per worker on the GPU machine, and a run whose probes crash starts one per crash. It also has the
+// run's spec, parsed, and its recorded samples, loaded, and takes both from its options (WorkerOptions::run_spec,
+// run_recordings), so it reads neither again. The run has not touched a device (CUDA cannot be used in a child
+// forked after it was set up: the host block of the results, which asks CUDA how many devices it has, is a worker's,
+// or filled in after the workers are done when none started), has no thread of its own running when it forks (Note
+// [Reading in parallel] in run/plan.cc joins its readers first), and flushes its output before it forks. The child
+// takes the worker's descriptors, closes every other one (the other workers' pipes, the journal, the folder lock),
+// restores default signal dispositions and leaves the run's process group, as a spawned worker does, and runs
+// run_worker() as `mps-audit __worker` would. Elsewhere (macOS, whose system frameworks do not survive a fork), and
+// with MPS_AUDIT_WORKERS=exec, workers are spawned from the binary with posix_spawn.
+bool forked_workers() {
+  static const bool forked = children_forked();
+  return forked;
+}
 
 int above_worker_fds(int fd) {
   return move_descriptor_above(fd, 10);

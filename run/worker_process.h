@@ -25,6 +25,9 @@ struct WorkerLaunch {
   std::string log_path;         // its standard error is appended there
 };
 
+// Whether workers are forked from the run (Linux), rather than spawned from the binary (Note [Forked workers]).
+bool forked_workers();
+
 // Starts a worker whose descriptors 0, 1, kLifelineFd and kStateFd are `in`, `out`, `lifeline` and `state`, in its
 // own process group with default signal dispositions (Note [Forked workers]); returns 0 and sets `pid`, or an errno.
 int start_worker_process(const WorkerLaunch& how, int in, int out, int lifeline, int state, pid_t& pid);

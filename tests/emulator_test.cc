@@ -1,5 +1,6 @@
 // Tests of the MPS emulator against what ../shared/MPS_FACTS.md says real MPS does. The process runs with the
 // emulator active (emulator_test_main.cc); expectations that depend on the release come from its registry.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -267,7 +268,7 @@ TEST(Emulator, KernelSetEqualsTheReleasesRegistrations) {
 TEST(Emulator, SaysItIsEmulated) {
   EXPECT_EQ(info().label(), "emulated MPS (PyTorch " + info().release_version + " registry, macOS " +
                                 std::to_string(info().macos_major) + " rules)");
-  EXPECT_THROW(emu::activate_mps_emulator({info().release_dir, info().macos_major + 1}), UserError);
+  EXPECT_THROW(emu::activate_mps_emulator({info().release_dir, info().macos_major + 1, std::nullopt}), UserError);
 }
 
 // heaviside decomposes (CompositeExplicitAutogradNonFunctional) into heaviside.out, which has no MPS kernel in
@@ -335,6 +336,31 @@ TEST(Emulator, EmulatedKernelsAndCopiesReachMpsMemory) {
   EXPECT_TRUE(at::allclose(on_storage.to(at::kCPU).view({-1}).slice(0, 0, 12), at::sin(cpu).add(1).view({-1})));
   EXPECT_EQ(first, cpu.select(0, 1).sum().item<float>());
   EXPECT_NE(printed.str().find("MPSFloatType{3,4}"), std::string::npos) << printed.str();
+}
+
+// Note [Kernels registered before the fork]: a process forked from one with the emulator active (a run's worker)
+// finds the kernels registered and sets up device memory of its own, where it computes as its parent does; the
+// parent's memory is untouched by it.
+TEST(Emulator, AProcessForkedFromOneWithTheEmulatorComputesInItsOwnMemory) {
+  const at::Tensor cpu = sample(at::kFloat);
+  const at::Tensor parents = cpu.to(kMps).add(1);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool ok = false;
+    try {
+      const emu::EmulatorInfo& again = emu::activate_mps_emulator({info().release_dir, info().macos_major, {}});
+      const at::Tensor mine = cpu.to(kMps).mul(3);
+      ok = again.memory_kept_from_cpu == info().memory_kept_from_cpu && at::equal(mine.to(at::kCPU), cpu.mul(3)) &&
+           at::sin(mine).device() == kMps;
+    } catch (...) {
+    }
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_TRUE(at::equal(parents.to(at::kCPU), cpu.add(1)));
 }
 
 // A CPU kernel that PyTorch registers for every backend reads its arguments' memory itself: on a Mac an MPS tensor's
