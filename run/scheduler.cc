@@ -227,14 +227,22 @@ size_t Scheduler::take_out(size_t slot, long probe) {
 // Note [Probes that end their worker]
 // An operator whose probe killed its worker (a crash, a hang) or left its device unusable usually does so in every
 // dtype, and each time a new worker has to start: load libtorch, read the spec, set up the device (seconds on a
-// GPU). Its other probes go back to the front of the queue one by one, for whichever workers come free first, so
-// that those starts happen side by side instead of one after another in one worker.
+// GPU). Its other probes go back to the front of the queue an overload at a time, for whichever workers come free
+// first, so that those starts happen side by side instead of one after another in one worker. An overload's probes
+// stay together: a worker's memory of an overload (probe/probe_op.cc) shapes its later dtypes' records, so each must
+// meet the same memory whichever worker takes it (a dtype sent alone to a worker that had probed its overload's
+// other dtypes got another record than in one that had not: which worker came free first decided it).
 void Scheduler::requeue_rest(size_t slot) {
   Slot& s = slots_[slot];
   std::deque<size_t> rest = std::move(s.ahead);  // sent, without a record
   if (s.current >= 0) rest.push_front(static_cast<size_t>(s.current));
   rest.insert(rest.end(), s.todo.begin(), s.todo.end());
-  for (auto it = rest.rbegin(); it != rest.rend(); ++it) push_pending({*it}, /*front=*/true);
+  std::vector<std::vector<size_t>> overloads;
+  for (size_t i : rest) {
+    if (overloads.empty() || plan_[overloads.back().front()].op != plan_[i].op) overloads.emplace_back();
+    overloads.back().push_back(i);
+  }
+  for (auto it = overloads.rbegin(); it != overloads.rend(); ++it) push_pending(std::move(*it), /*front=*/true);
   s.current = -1;
   s.ahead.clear();
   s.todo.clear();

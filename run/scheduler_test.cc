@@ -139,11 +139,11 @@ TEST(Scheduler, ASpareWaitsWhileJobsWorkersAreBusy) {
   EXPECT_TRUE(spare.sent.empty());
   EXPECT_EQ(s.working(), 2u);
   EXPECT_EQ(s.pending(), (Groups{kC}));
-  // The first worker dies in its first probe: the probe has its record, and the spare takes the rest.
+  // The first worker dies in its first probe: the probe has its record, and the spare takes the rest of its overload.
   s.remove_worker(0);
   EXPECT_EQ(s.take_out(0, 0), 0u);
   s.requeue_rest(0);
-  EXPECT_EQ(dispatch(s, 2).sent, (Batches{{1}}));
+  EXPECT_EQ(dispatch(s, 2).sent, (Batches{{1, 2}}));
   EXPECT_EQ(s.working(), 2u);
 }
 
@@ -169,8 +169,8 @@ TEST(Scheduler, AnIdleWorkerTakesTheLastOverloadOfTheWorkerWithTheMostLeft) {
 }
 
 // Note [Probes that end their worker]: the probe in progress, those sent ahead and the rest of the operator go back
-// to the front of the queue one by one, in their order, ahead of the operators not handed out.
-TEST(Scheduler, RequeueRestPutsEachProbeBackAtTheFrontInOrder) {
+// to the front of the queue an overload at a time, in their order, ahead of the operators not handed out.
+TEST(Scheduler, RequeueRestPutsEachOverloadBackAtTheFrontInOrder) {
   Scheduler s = make(1, {kA, kB, kC});
   start(s, 0);
   dispatch(s, 0);
@@ -178,7 +178,7 @@ TEST(Scheduler, RequeueRestPutsEachProbeBackAtTheFrontInOrder) {
   EXPECT_EQ(s.pending(), (Groups{kB, kC}));
   s.remove_worker(0);
   s.requeue_rest(0);
-  EXPECT_EQ(s.pending(), (Groups{{1}, {2}, {3}, {4}, {5}, kB, kC}));
+  EXPECT_EQ(s.pending(), (Groups{{1, 2}, {3, 4}, {5}, kB, kC}));
   EXPECT_EQ(s.current(0), -1);
   EXPECT_EQ(s.working(), 0u);
 
@@ -189,7 +189,7 @@ TEST(Scheduler, RequeueRestPutsEachProbeBackAtTheFrontInOrder) {
   t.remove_worker(0);
   EXPECT_EQ(t.take_out(0, 2), 2u);
   t.requeue_rest(0);
-  EXPECT_EQ(t.pending(), (Groups{{0}, {1}, {3}, {4}, {5}, kB}));
+  EXPECT_EQ(t.pending(), (Groups{{0, 1}, {3, 4}, {5}, kB}));
 
   // One that ended between two probes gives the rest of its operator back whole.
   Scheduler u = make(1, {kA, kB});
@@ -218,7 +218,7 @@ TEST(Scheduler, ARetiringWorkersProbesGoBackToTheQueue) {
   EXPECT_EQ(dispatch(s, 1).then, Action::kLetGo);  // nor taken from it by an idle worker
   s.remove_worker(0);                              // it exited after its results
   s.requeue_rest(0);
-  EXPECT_EQ(s.pending(), (Groups{{3}, {4}, {5}}));
+  EXPECT_EQ(s.pending(), (Groups{{3, 4}, {5}}));
 }
 
 // Note [Caught faults]: a worker that said "finish" gets the rest of its operator, and then goes.
