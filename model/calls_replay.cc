@@ -30,6 +30,7 @@
 #include "probe/device_choices.h"
 #include "probe/dtypes.h"
 #include "report/model_reports.h"
+#include "results/result.h"
 #include "run/audit.h"
 #include "run/stop_signals.h"
 
@@ -65,8 +66,11 @@ CallsAudit analyse_calls(CallsFile file, Results results, const CallBugs& bugs) 
       a.not_probed["not in the replay's plan (no CPU kernel, or the spec leaves the dtype out)"] += c.count;
     } else if (it->second->verdict == Verdict::kSkip) {
       // Replayed, but not judged: the CPU could not run the call as recorded, or the tool cannot hold or compare its
-      // results (a sparse result on emulated MPS). Why is the call's, never an error of the operator's.
-      rc.not_judged = true;
+      // results (a sparse result on emulated MPS). Why is the call's, never an error of the operator's. A call the
+      // replay left alone on purpose (one the recording's device chose for itself, a kernel the linked libtorch
+      // lacks) was not probed.
+      const std::string_view why = skip_reason(*it->second);
+      rc.not_judged = why != "recording_device" && why != "linked_libtorch";
       rc.message = it->second->message.empty() ? "skipped" : it->second->message;
       a.not_probed[rc.message] += c.count;
     } else {
