@@ -154,8 +154,10 @@ class Reader {
     out.args = r["args"] ? r["args"] : YAML::Node(YAML::NodeType::Map);
     if (!out.args.IsMap()) fail(r["args"], "repro args must map argument names to values");
     if (r["cpu"]) {
-      if (scalar(r, "cpu", false) != "raises") fail(r["cpu"], "repro cpu: the only value is 'raises'");
-      out.cpu_raises = true;
+      const std::string cpu = scalar(r, "cpu", false);
+      if (cpu != "raises" && cpu != "varies") fail(r["cpu"], "repro cpu: the values are 'raises' and 'varies'");
+      out.cpu_raises = cpu == "raises";
+      out.cpu_varies = cpu == "varies";
     }
     out.note = scalar(r, "note", false);
     return out;

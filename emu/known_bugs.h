@@ -29,6 +29,7 @@ struct KnownBugRepro {
   std::string op;           // "aten::conv2d", "aten::add.Tensor"
   YAML::Node args;          // the sample's `args` mapping, as the ledger has it (its marks: where it stands)
   bool cpu_raises = false;  // the CPU refuses the call (a missing check on MPS is the bug)
+  bool cpu_varies = false;  // the CPU's own rule for the call changed between releases (`note` says which way)
   std::string note;         // what the one call leaves out of the thread's repro
   SourceLocation where;
 };

@@ -186,6 +186,7 @@ TEST(Repros, EveryKnownBugsOwnCallRunsOnTheCpu) {
              raised.find("'CPU' backend") != std::string::npos)) {
           continue;
         }
+        if (b.repro->cpu_varies) continue;  // the CPU's rule changed between releases; either outcome is right
         if (raised.empty() && b.repro->cpu_raises) {
           problems.push_back(fmt::format("{} {}: the CPU ran it, and the entry says the CPU refuses it", b.id, dtype));
         } else if (!raised.empty() && !b.repro->cpu_raises) {

@@ -28,7 +28,7 @@ ATOM = re.compile(r"^(any|other|non_contiguous|storage_offset|channels_last|empt
 VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 CHIPS = {"m1", "m2", "m3", "m4", "m5"}
-MACOS = re.compile(r"^(?:[<>]=?\d+(?:\.\d+)?)(?:,[<>]=?\d+(?:\.\d+)?)*$")
+MACOS = re.compile(r"^(?:(?:<|>=)\d+(?:\.\d+)?)(?:,(?:<|>=)\d+(?:\.\d+)?)*$")
 REQUIRED = ("id", "source", "summary", "kind", "ops", "dtypes", "when", "fixed_in", "checked", "repro")
 THREAD = re.compile(r"^https://github\.com/pytorch/pytorch/(issues|pull)/(\d+)$")
 FIX = re.compile(r"^https://github\.com/pytorch/pytorch/(pull/\d+|commit/[0-9a-f]{7,40})$")
@@ -116,8 +116,10 @@ def check_entry(e, known_ops, releases, where):
             problems.append("{}: the repro calls {}, which its ops do not name".format(where, op))
         if not isinstance(repro.get("args", {}), dict):
             problems.append(where + ": the repro's args must map argument names to values")
-        if "cpu" in repro and repro["cpu"] != "raises":
-            problems.append("{}: repro cpu {!r}: the only value is 'raises'".format(where, repro["cpu"]))
+        if "cpu" in repro and repro["cpu"] not in ("raises", "varies"):
+            problems.append("{}: repro cpu {!r}: the values are 'raises' and 'varies'".format(where, repro["cpu"]))
+        if repro.get("cpu") == "varies" and not e.get("repro_note"):
+            problems.append("{}: repro cpu 'varies': repro_note must say which release's CPU does what".format(where))
     elif "repro" in e:
         problems.append(where + ": repro must be a mapping {op, args}")
     return problems
