@@ -37,9 +37,15 @@ std::string program_text(const CallsFile& f) {
   return f.program.empty() ? f.path : fmt::format("{}", fmt::join(f.program, " "));
 }
 
+// A replayed call's status in model.json: its record's (call_status()), or "not_judged" where the replay could not
+// judge it.
+std::string replayed_status(const ReplayedCall& c) {
+  return c.not_judged ? "not_judged" : call_status(c.verdict, c.probed);
+}
+
 // How a status reads in a report.
 std::string status_text(const ReplayedCall& c) {
-  const std::string s = c.not_judged ? "not_judged" : call_status(c.verdict, c.probed);
+  const std::string s = replayed_status(c);
   if (s == "fallback") return "falls back";
   if (s == "known_failure") return "failed, as expected";
   if (s == "crash") return "crashed";
@@ -201,7 +207,7 @@ std::string render_calls_json(const CallsAudit& a) {
                      {"sites", c.call.sites},
                      {"in_bytes", c.call.in_bytes},
                      {"out_bytes", c.call.out_bytes},
-                     {"status", c.not_judged ? "not_judged" : call_status(c.verdict, c.probed)},
+                     {"status", replayed_status(c)},
                      {"fallback_ops", c.fallback_ops},
                      {"message", c.message},
                      {"decided", c.decided},
