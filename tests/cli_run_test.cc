@@ -539,7 +539,10 @@ std::vector<std::string> operators_in_arrival_order(const std::string& dir) {
 
 // In a folder with figures, the operators that crash their workers come last, and the work left there pays for no
 // new worker while two others can take it (Note [Starts that pay] in run/scheduler.cc): one worker, or two, still
-// record every probe as a run in a new folder does, and a worker starts whenever fewer than two are left.
+// record every probe as a run in a new folder does, and a worker starts whenever fewer than two are left. Records
+// arrive in the order the work is handed out only with one worker: with two, the crashing operator, handed out last,
+// may still report before the one handed out just before it, whose worker is slower (the Scheduler tests check the
+// order of the work itself).
 TEST(CliRun, WorkersThatDieAtTheEndAreReplacedOnlyWhenNoneIsLeft) {
   for (const char* jobs : {"1", "2"}) {
     SCOPED_TRACE(jobs);
@@ -551,7 +554,7 @@ TEST(CliRun, WorkersThatDieAtTheEndAreReplacedOnlyWhenNoneIsLeft) {
     ASSERT_EQ(first.result.exit_code, 0) << first.result.err;
     const RunOutcome second = run_emulated(dir, args, env);  // ordered by the first run's figures
     ASSERT_EQ(second.result.exit_code, 0) << second.result.err;
-    EXPECT_EQ(operators_in_arrival_order(dir.path()).back(), "aten::cos");
+    if (std::string(jobs) == "1") EXPECT_EQ(operators_in_arrival_order(dir.path()).back(), "aten::cos");
     for (const char* dtype : {"float32", "float16", "int32"}) {
       EXPECT_EQ(verdict(second, "aten::cos", dtype), "crash") << dtype;
       for (const char* op : {"aten::abs", "aten::tanh", "aten::sin"}) {
