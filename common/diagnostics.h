@@ -45,6 +45,13 @@ class NotJudged : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by an emulated kernel where a real Mac's process would abort (a limit of MPS, emu/mps_limits.h): the probe's
+// outcome is a crash, with this message; the emulated process goes on.
+class DeviceAbort : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 [[noreturn]] void assertion_failed(const char* condition, const char* file, int line, const std::string& message);
 
 }  // namespace mps_audit

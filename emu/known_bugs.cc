@@ -15,6 +15,7 @@
 #include "common/output_file.h"
 #include "common/paths.h"
 #include "common/text.h"
+#include "emu/yaml_reader.h"
 
 namespace mps_audit::emu {
 
@@ -47,8 +48,6 @@ namespace mps_audit::emu {
 
 namespace {
 
-const std::regex kVersion("unknown|[0-9]+\\.[0-9]+\\.[0-9]+");
-const std::regex kDate("[0-9]{4}-[0-9]{2}-[0-9]{2}");
 constexpr const char* kKinds[] = {"wrong_result", "crash", "hang", "error"};
 const std::vector<std::string> kEntryKeys = {"id",
                                              "source",
@@ -72,51 +71,9 @@ const std::vector<std::string> kEntryKeys = {"id",
                                              "repro",
                                              "repro_note"};
 
-class Reader {
+class Reader : public YamlReader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
-
-  SourceLocation at(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark();
-    if (m.is_null()) return {path_};
-    return {path_, m.line + 1, m.column + 1};
-  }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const { throw UserError(message, at(n)); }
-
-  std::string scalar(const YAML::Node& entry, const char* key, bool required) const {
-    const YAML::Node n = entry[key];
-    if (!n) {
-      if (required) fail(entry, fmt::format("entry has no '{}'", key));
-      return "";
-    }
-    if (!n.IsScalar()) fail(n, fmt::format("'{}' must be a string", key));
-    return n.as<std::string>();
-  }
-  std::vector<std::string> list(const YAML::Node& entry, const char* key, bool required) const {
-    const YAML::Node n = entry[key];
-    if (!n) {
-      if (required) fail(entry, fmt::format("entry has no '{}'", key));
-      return {};
-    }
-    if (!n.IsSequence() || n.size() == 0) fail(n, fmt::format("'{}' must be a list of at least one string", key));
-    std::vector<std::string> out;
-    for (const auto& item : n) {
-      if (!item.IsScalar()) fail(item, fmt::format("'{}' must be a list of strings", key));
-      out.push_back(item.as<std::string>());
-    }
-    return out;
-  }
-  std::string version(const YAML::Node& e, const char* key, bool required) const {
-    std::string v = scalar(e, key, required);
-    if (v.empty()) v = "unknown";
-    if (!std::regex_match(v, kVersion)) fail(e[key], fmt::format("{} '{}': expected X.Y.Z or unknown", key, v));
-    return v;
-  }
-  std::string date(const YAML::Node& e, const char* key, bool required) const {
-    const std::string v = scalar(e, key, required);
-    if (!v.empty() && !std::regex_match(v, kDate)) fail(e[key], fmt::format("{} '{}': expected YYYY-MM-DD", key, v));
-    return v;
-  }
+  using YamlReader::YamlReader;
 
   std::vector<std::string> when(const YAML::Node& e) const {
     const YAML::Node n = e["when"];
@@ -165,12 +122,7 @@ class Reader {
 
   KnownBug entry(const YAML::Node& e) const {
     if (!e.IsMap()) fail(e, "an entry must be a mapping");
-    for (const auto& kv : e) {
-      const std::string key = kv.first.as<std::string>();
-      if (std::find(kEntryKeys.begin(), kEntryKeys.end(), key) == kEntryKeys.end()) {
-        fail(kv.first, fmt::format("unknown key '{}' in an entry{}", key, did_you_mean(key, kEntryKeys)));
-      }
-    }
+    only_keys(e, kEntryKeys, "an entry");
     KnownBug b;
     b.where = at(e);
     b.id = scalar(e, "id", true);
@@ -219,9 +171,6 @@ class Reader {
     }
     return b;
   }
-
- private:
-  std::string path_;
 };
 
 // "seen in 2.7.0, fixed in 2.14.0" / "not fixed as of 2.11.0"
@@ -266,12 +215,7 @@ bool KnownBug::covers(const std::string& dtype) const {
 
 KnownBugs KnownBugs::parse(const std::string& text, const std::string& path) {
   Reader reader(path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw UserError(fmt::format("not YAML: {}", e.msg), {path, e.mark.line + 1, e.mark.column + 1});
-  }
+  const YAML::Node root = reader.load(text);
   if (!root.IsMap() || !root["format"] || !root["format"].IsScalar() ||
       root["format"].as<std::string>() != kKnownBugsFormat) {
     throw UserError(fmt::format("not a known-bugs ledger: expected 'format: {}'", kKnownBugsFormat),
@@ -302,16 +246,8 @@ std::vector<const KnownBug*> KnownBugs::find(const std::string& op, const std::s
 }
 
 std::vector<const KnownBug*> KnownBugs::naming(const std::string& op) const {
-  std::vector<size_t> rows;
-  for (const std::string& key : {op, base_operator_name(op)}) {
-    if (const auto it = by_op_.find(key); it != by_op_.end())
-      rows.insert(rows.end(), it->second.begin(), it->second.end());
-    if (key == base_operator_name(op)) break;
-  }
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
   std::vector<const KnownBug*> out;
-  for (size_t i : rows) out.push_back(&entries_[i]);
+  for (const size_t i : rows_naming(by_op_, op)) out.push_back(&entries_[i]);
   return out;
 }
 

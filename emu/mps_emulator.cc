@@ -63,7 +63,9 @@
 #include "emu/device_memory.h"
 #include "emu/emulated_convolution.h"
 #include "emu/emulated_device.h"
+#include "emu/enforced_limits.h"
 #include "emu/faults.h"
+#include "emu/mps_limits.h"
 #include "registry/extra_registrations.h"
 #include "registry/native_functions.h"
 #include "registry/release_data.h"
@@ -81,6 +83,7 @@ struct State {
   std::string poisoned_by;  // the operator whose poison fault made the device unusable
   std::string touched_by;   // the operator (without overload) whose touch fault left this process's state behind
   std::unique_ptr<torch::Library> kernels, fallback;
+  std::optional<MpsLimits> limits;  // data/mps_limits.yaml (Note [MPS limits] in mps_limits.cc)
   pid_t device_pid = 0;  // the process whose device memory is set up (Note [Kernels registered before the fork])
 };
 State* g_state = nullptr;
@@ -298,6 +301,9 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = op_name(op);
   const auto fault = g_state->faults.fault_for(name);
   inject_before(name, fault, *stack, op.schema().arguments().size());
+  if (g_state->limits) {
+    enforce_mps_limits(*g_state->limits, op, name, *stack, g_state->info.release_version, g_state->info.macos_major);
+  }
   const auto& schema = op.schema();
   at::DisableRecordFunctionGuard no_trace;  // one native op in a trace, however it is computed here
   const size_t num_args = schema.arguments().size();
@@ -618,12 +624,14 @@ State& register_kernels(const EmulatorOptions& requested) {
 
   const char* faults = std::getenv(kFaultsVariable);
   FaultPlan fault_plan = FaultPlan::parse(faults ? faults : "");
+  std::optional<MpsLimits> limits = load_shipped_mps_limits();
 
   // From here on the state lives as long as the process: the dispatcher keeps pointers into it.
   State* state = new State();
   g_state = state;
   state->options = options;
   state->faults = std::move(fault_plan);
+  state->limits = std::move(limits);
   state->info.release_dir = options.release_dir;
   // A folder not named pytorch-X.Y.Z (a wheel's torchgen/packaged/ATen/native) is the linked release's.
   state->info.release_version = files.version.empty() ? std::string(compat::kTorchVersion) : files.version;

@@ -432,7 +432,8 @@ class OpProbe {
 
   // The condition samples' outcomes, after those of the probe's own samples, each its own (ProbeResult::conditions):
   // the record's verdict is its ordinary samples'. Those whose reference the CPU refused are not the record's. A crash
-  // is the record's: it ends the worker on a device, whatever the sample (Note [Condition samples]). A sample refused
+  // is the record's: it ends the worker on a device, whatever the sample (Note [Condition samples]); but one the
+  // emulator went on from (a limit of MPS, SampleOutcome::survived) is its condition's. A sample refused
   // for an operand of another dtype is a note, as among the ordinary samples.
   void take_conditions(const std::vector<SampleOutcome>& outcomes) {
     if (!crashed_) {
@@ -442,7 +443,7 @@ class OpProbe {
       const SampleOutcome& o = outcomes[k];
       const std::string& name = conditions_[k].inputs.name;
       if (o.verdict == Verdict::kSkip) continue;
-      if (o.verdict == Verdict::kCrash) {
+      if (o.verdict == Verdict::kCrash && !o.survived) {
         take(o, name);
         continue;
       }

@@ -205,6 +205,13 @@ void SampleProbe::run_on_target(const std::function<void()>& before_target) {
   try {
     fault = run_catching_device_faults(device_memory, target_.device, [&] { actual_ = run(op_, target_args_); });
     collect_fallbacks();
+  } catch (const DeviceAbort& e) {
+    collect_fallbacks();
+    compat::torch_warnings::set_warnAlways(false);
+    out.warnings = warnings.messages;
+    decide(Verdict::kCrash, e.what());
+    out.survived = true;
+    return;
   } catch (const NotJudged& e) {
     collect_fallbacks();
     compat::torch_warnings::set_warnAlways(false);

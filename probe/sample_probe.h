@@ -40,6 +40,9 @@ struct SampleOutcome {
   // in sample_traits.h): the record rests on its other samples where it has any (Note [A record rests on its own
   // samples]).
   bool other_dtype = false;
+  // A crash the process went on from: an emulated kernel met a limit of MPS where a Mac's process aborts (DeviceAbort,
+  // Note [MPS limits] in emu/mps_limits.cc). The samples after it run; a condition sample's is its condition's.
+  bool survived = false;
 };
 
 // One sample's probe, in stages: the reference on the CPU, the run on the target, the outputs copied back, the
@@ -63,7 +66,8 @@ class SampleProbe {
   // The traced run on the target.
   void run_on_target(const std::function<void()>& before_target);
 
-  bool crashed() const { return decided && out.verdict == Verdict::kCrash; }
+  // A crash that ended the process's work (not one it went on from).
+  bool crashed() const { return decided && out.verdict == Verdict::kCrash && !out.survived; }
 
   // Starts copying the outputs back; the copies from a CUDA device are done once each device in `wait_for` is waited
   // for (wait_for_copies()).

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/text.h"
 #include "registry/op_tier.h"
 #include "registry/release_range.h"
 #include "report/html_assets.h"
@@ -196,7 +197,7 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
         conditional += fmt::format(
             "{}{} under {}{}{}", conditional.empty() ? "" : "\n", f.failure, f.condition,
             f.observed ? " (observed)" : "",
-            f.bug.empty() ? ""
+            f.bug.empty() ? (f.message.empty() ? "" : ": " + first_line(f.message))
                           : fmt::format(": {} {} ({})", f.bug, f.link,
                                         f.fixed_in == "unknown" ? "not known fixed" : "fixed in " + f.fixed_in));
       }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/text.h"
 #include "report/markdown_writer.h"
 #include "report/renderers.h"
 #include "results/analysis.h"
@@ -259,7 +260,10 @@ void add_conditional(MarkdownWriter& w, const Analysis& a) {
   std::vector<std::string> rows;
   for (const auto& f : a.conditional) {
     rows.push_back(fmt::format("| `{}` | {} | {} | {} |\n", f.op, f.dtype, conditional_cell(f),
-                               markdown_cell(f.summary.empty() ? f.sample : f.summary, 200)));
+                               markdown_cell(!f.summary.empty()  ? f.summary
+                                             : f.message.empty() ? f.sample
+                                                                 : f.sample + ": " + first_line(f.message),
+                                             200)));
   }
   w.add(fmt::format(
       "\n## Conditional failures: {} op x dtype\n\nThese pass (or fall back) for ordinary inputs, and fail under a "

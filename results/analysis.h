@@ -110,6 +110,7 @@ struct ConditionalFailure {
   std::string condition;             // in words: "a non-contiguous view at an offset", "the thread's own call"
   std::string failure;               // "wrong results", "a crash", or what the target gave: "mismatch"
   bool observed = false;             // the target showed it; else a known bug predicts it
+  std::string message;               // what the target gave under the condition, where it failed there itself
   std::string bug, link, seen_in, fixed_in, summary;  // the known bug behind it, where one is
 };
 std::vector<ConditionalFailure> conditional_failures(const std::vector<ProbeResult>& records);

@@ -57,7 +57,10 @@ std::vector<ConditionalFailure> conditional_failures(const ProbeResult& r) {
       f.condition = condition_words(c.condition);
       // What the target gave, where it failed there itself; else what the known bug predicts.
       f.observed = c.basis.empty() && c.verdict != Verdict::kXfail;
-      if (f.observed) f.failure = std::string(to_string(c.verdict));
+      if (f.observed) {
+        f.failure = std::string(to_string(c.verdict));
+        f.message = c.message;
+      }
       if (const KnownBugNote* b = id.empty() ? nullptr : bug_named(r, id)) {
         describe_bug(f, *b);
         // A bug's own call stands for its condition: say what that is.

@@ -169,6 +169,7 @@ bool conditional_failure(const ConditionOutcome& c) {
     case Verdict::kMismatch:
     case Verdict::kUnsupported:
     case Verdict::kError:
+    case Verdict::kCrash:
     case Verdict::kTimeout:
     case Verdict::kKnownFailure:
     case Verdict::kXfail: return true;

@@ -752,5 +752,46 @@ TEST(CliRun, BadInputGivesOneDiagnosticAndNoReport) {
   expect_error({"--spec", bad}, "error: " + bad + ":3:3: unknown operator 'aten::sinn' (did you mean ");
 }
 
+// A limit of MPS (data/mps_limits.yaml, Note [MPS limits] in emu/mps_limits.cc) is met by every call of the operators
+// whose kernels reach it, in the releases whose kernels do: cumprod along dim 0 of its rank-5 condition sample is a
+// crash under that condition, with the limit, what met it and its source named, and cumprod stays a pass for
+// ordinary inputs; emulated 2.6.0, before the first release the threads show it in, has no such crash.
+TEST(CliRun, ALimitOfMpsIsACrashOfEveryCallThatMeetsIt) {
+  const auto emulated = [](const TempDir& dir, const std::string& release) {
+    RunOutcome run;
+    run.result = run_mps_audit({"run", "--target", "mps-emu", "--emu-release", release, "--ops", "^aten::cumprod$",
+                                "--dtypes", "float32", "--out", dir.path(), "--no-progress", "--format", "json"});
+    if (path_exists(dir.path() + "/results.json")) {
+      run.doc = nlohmann::json::parse(testing::slurp(dir.path() + "/results.json"));
+    }
+    return run;
+  };
+  const auto rank5 = [](const RunOutcome& run) -> const nlohmann::json* {
+    const nlohmann::json* r = run.find("aten::cumprod", "float32");
+    if (!r) return nullptr;
+    for (const auto& c : (*r)["conditions"]) {
+      if (c["condition"] == "rank5") return &c;
+    }
+    return nullptr;
+  };
+  TempDir newer, older;
+  const RunOutcome with_limit = emulated(newer, "2.14.1");
+  ASSERT_EQ(with_limit.result.exit_code, 0) << with_limit.result.err;
+  EXPECT_EQ(verdict(with_limit, "aten::cumprod", "float32"), "pass");
+  const nlohmann::json* c = rank5(with_limit);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["verdict"], "crash");
+  const std::string message = (*c)["message"];
+  EXPECT_NE(message.find("emulated MPS limit ndarray-scan-sort-axis: dim 0 of a rank-5 tensor"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("MPSNDArrayScan.mm"), std::string::npos) << message;
+
+  const RunOutcome before = emulated(older, "2.6.0");
+  ASSERT_EQ(before.result.exit_code, 0) << before.result.err;
+  const nlohmann::json* b = rank5(before);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ((*b)["verdict"], "pass");
+}
+
 }  // namespace
 }  // namespace mps_audit
