@@ -195,8 +195,7 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
       std::string conditional;
       for (const auto& f : conditional_failures(r)) {
         conditional += fmt::format(
-            "{}{} under {}{}{}", conditional.empty() ? "" : "\n", f.failure, f.condition,
-            f.observed ? " (observed)" : "",
+            "{}{} under {}{}{}", conditional.empty() ? "" : "\n", f.failure, f.condition, evidence_words(f),
             f.bug.empty() ? (f.message.empty() ? "" : ": " + first_line(f.message))
                           : fmt::format(": {} {} ({})", f.bug, f.link,
                                         f.fixed_in == "unknown" ? "not known fixed" : "fixed in " + f.fixed_in));

@@ -249,9 +249,8 @@ std::string conditional_cell(const ConditionalFailure& f) {
                             : f.fixed_in == "unknown" ? ", not known fixed"
                                                       : ", fixed in " + f.fixed_in;
   const std::string bug = f.bug.empty() ? "" : fmt::format(", [{}]({}){}", f.bug, f.link, fixed);
-  return markdown_cell(fmt::format("{}; {} under {}{}", to_string(f.verdict), f.failure, f.condition,
-                                   f.observed ? " (observed)" : ""),
-                       240) +
+  return markdown_cell(
+             fmt::format("{}; {} under {}{}", to_string(f.verdict), f.failure, f.condition, evidence_words(f)), 240) +
          bug;
 }
 

@@ -111,9 +111,12 @@ struct ConditionalFailure {
   std::string failure;               // "wrong results", "a crash", or what the target gave: "mismatch"
   bool observed = false;             // the target showed it; else a known bug predicts it
   std::string message;               // what the target gave under the condition, where it failed there itself
+  bool limit = false;                // a limit of MPS the emulated kernel enforced (emu/mps_limits.h) gave it
   std::string bug, link, seen_in, fixed_in, summary;  // the known bug behind it, where one is
 };
 std::vector<ConditionalFailure> conditional_failures(const std::vector<ProbeResult>& records);
+// " (observed)", " (an MPS limit, emulated)" or "": what a conditional failure rests on, for the reports.
+std::string evidence_words(const ConditionalFailure& f);
 std::vector<ConditionalFailure> conditional_failures(const ProbeResult& r);
 // "a non-contiguous view at an offset" for "view"; "the thread's own call" for a repro.
 std::string condition_words(const std::string& condition);

@@ -56,7 +56,8 @@ std::vector<ConditionalFailure> conditional_failures(const ProbeResult& r) {
       f.sample = c.sample;
       f.condition = condition_words(c.condition);
       // What the target gave, where it failed there itself; else what the known bug predicts.
-      f.observed = c.basis.empty() && c.verdict != Verdict::kXfail;
+      f.limit = c.basis == kBasisLimits;
+      f.observed = (c.basis.empty() || f.limit) && c.verdict != Verdict::kXfail;
       if (f.observed) {
         f.failure = std::string(to_string(c.verdict));
         f.message = c.message;
@@ -82,6 +83,11 @@ std::vector<ConditionalFailure> conditional_failures(const ProbeResult& r) {
     out.push_back(std::move(f));
   }
   return out;
+}
+
+std::string evidence_words(const ConditionalFailure& f) {
+  if (!f.observed) return "";
+  return f.limit ? " (an MPS limit, emulated)" : " (observed)";
 }
 
 std::vector<ConditionalFailure> conditional_failures(const std::vector<ProbeResult>& records) {

@@ -52,7 +52,7 @@ std::string conditional_key(const ConditionalFailure& f) {
 }
 
 std::string conditional_message(const ConditionalFailure& f) {
-  return fmt::format("{} under {}{}{}", f.failure, f.condition, f.observed ? " (observed)" : "",
+  return fmt::format("{} under {}{}{}", f.failure, f.condition, evidence_words(f),
                      f.bug.empty() ? "" : fmt::format(", {} {}", f.bug, f.link));
 }
 

@@ -45,6 +45,8 @@ inline constexpr const char* kBasisKernel = "kernel";
 inline constexpr const char* kBasisRegistry = "registry";
 inline constexpr const char* kBasisExpectations = "expectations";
 inline constexpr const char* kBasisKnownBugs = "known_bugs";  // the ledger of known MPS bugs (emu/known_bugs.h)
+// A limit of MPS's kernels that the emulator enforces, where a Mac aborts (emu/mps_limits.h).
+inline constexpr const char* kBasisLimits = "mps_limits";
 
 // PyTorch's own expectation of real MPS for a record (emu/expectations.h): the entry of its MPS test lists that
 // applies to the op x dtype, as the record carries it.
@@ -120,7 +122,7 @@ struct ConditionOutcome {
   std::string sample;     // "recorded:0+view"; a known bug's own call: "repro:pytorch-169342"
   Verdict verdict = Verdict::kPass;
   std::string observed;  // the verdict the target gave, where a known bug changed it; else empty
-  std::string basis;     // kBasisKnownBugs where a known bug decided it; else empty (what the target gave)
+  std::string basis;  // kBasisKnownBugs where a known bug decided it, kBasisLimits a limit; else empty (the target's)
   std::string message;
   std::vector<std::string> fallback_ops;
   SampleTraits traits;
@@ -159,7 +161,7 @@ struct ProbeResult {
   int64_t mismatches = 0;
   std::string first_mismatch;  // "[1, 2]"
   double seconds = 0;
-  std::string basis;     // kBasisKernel, kBasisRegistry, kBasisExpectations or kBasisKnownBugs; empty in older files
+  std::string basis;     // kBasisKernel, kBasisRegistry, kBasisExpectations, kBasisKnownBugs, kBasisLimits; empty: old
   std::string observed;  // the verdict the target gave, where PyTorch's expectations changed it; else empty
   std::optional<ExpectationNote> expectation;
   SampleTraits traits;

@@ -160,7 +160,7 @@ std::string RunPlan::emulator() const {
 
 void RunPlan::annotate(ProbeResult& r, const Target& target) const {
   if (const RegistryEntry* e = statuses.find(r.op)) r.registry_status = std::string(to_string(e->status));
-  r.basis = target.emulated() ? kBasisRegistry : kBasisKernel;
+  if (r.basis.empty()) r.basis = target.emulated() ? kBasisRegistry : kBasisKernel;  // a limit's crash says so
   if (!emu::set_aside_linked_gap(r, not_probed)) expecting.apply(r);
 }
 

@@ -781,6 +781,7 @@ TEST(CliRun, ALimitOfMpsIsACrashOfEveryCallThatMeetsIt) {
   const nlohmann::json* c = rank5(with_limit);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ((*c)["verdict"], "crash");
+  EXPECT_EQ((*c)["basis"], "mps_limits");
   const std::string message = (*c)["message"];
   EXPECT_NE(message.find("emulated MPS limit ndarray-scan-sort-axis: dim 0 of a rank-5 tensor"), std::string::npos)
       << message;
