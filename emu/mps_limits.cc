@@ -136,6 +136,7 @@ MpsLimits MpsLimits::parse(const std::string& text, const std::string& path) {
   if (!limits || !limits.IsSequence()) reader.fail(root, "no 'limits' list");
   MpsLimits out;
   out.path_ = path;
+  out.hash_ = content_hash(text);
   for (const auto& e : limits) {
     MpsLimit l = read_limit(reader, e);
     for (const auto& other : out.limits_) {

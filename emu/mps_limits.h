@@ -56,12 +56,13 @@ class MpsLimits {
 
   const std::vector<MpsLimit>& limits() const { return limits_; }
   const std::string& path() const { return path_; }
+  const std::string& hash() const { return hash_; }  // of the file's text
   // The limits of `release` on `macos` naming `op` (its overload or its base name): none for most operators, which
   // callers test first, before they look at a call.
   std::vector<const MpsLimit*> of(const std::string& op, const std::string& release, MacosVersion macos) const;
 
  private:
-  std::string path_;
+  std::string path_, hash_;
   std::vector<MpsLimit> limits_;
   std::unordered_map<std::string, std::vector<size_t>> by_op_;
 };

@@ -17,6 +17,7 @@
 #include "emu/known_bugs.h"
 #include "emu/linked_gaps.h"
 #include "emu/mps_emulator.h"
+#include "emu/mps_limits.h"
 #include "probe/repros.h"
 #include "registry/load_registry.h"
 #include "registry/release_data.h"
@@ -61,6 +62,7 @@ nlohmann::json plan_identity(const RunRequest& request, const RunPlan& plan, con
       {"spec", request.spec},
       {"spec_hash", content_hash(spec_text)},
       {"known_bugs_hash", plan.known_bugs_hash},
+      {"mps_limits_hash", plan.mps_limits_hash},
       {"samples_hash", plan.recordings ? plan.recordings->summary().hash : ""},
       {"target", target.name()},
       {"emu_release",
@@ -124,6 +126,10 @@ RunPlan make_run_plan(const RunRequest& request, std::ostream& err) {
   if (const auto& ledger = plan.expecting.known_bugs ? plan.expecting.known_bugs : shipped) {
     add_repros(plan.spec, *ledger, known);
     plan.known_bugs_hash = ledger->hash();
+  }
+  // The limits the emulated kernels will enforce: read here too, so that a broken file stops the run before it begins.
+  if (target.emulated()) {
+    if (const auto limits = emu::load_shipped_mps_limits()) plan.mps_limits_hash = limits->hash();
   }
   const Registry on_cpu = load_registry(kLiveSource, "", "CPU");
   plan.recordings = recordings.get();

@@ -63,6 +63,7 @@ void check_spec_not_empty(const std::string& text, const std::string& path);
 struct RunPlan {
   Spec spec;
   std::string spec_hash;
+  std::string mps_limits_hash;  // of the limits emulated kernels enforce (emu/mps_limits.h); empty: none
   std::string known_bugs_hash;  // of the ledger whose repros the spec holds (Note [Known bugs' own calls]); empty: none
   const Recordings* recordings = nullptr;         // the recorded samples replayed, or none
   Registry statuses;                              // what the target's registry says of each operator

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/output_file.h"
 #include "common/paths.h"
 #include "common/torch_compat.h"
 #include "test_support.h"
@@ -792,6 +793,21 @@ TEST(CliRun, ALimitOfMpsIsACrashOfEveryCallThatMeetsIt) {
   const nlohmann::json* b = rank5(before);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ((*b)["verdict"], "pass");
+}
+
+// A broken file of limits is bad input: one line with its place, exit 2, and no run folder, before any probe.
+TEST(CliRun, ABrokenFileOfLimitsStopsTheRunBeforeItBegins) {
+  TempDir data, out;
+  write_file_atomically(data.path() + "/mps_limits.yaml",
+                        "format: mps-audit-mps-limits/1\nlimits:\n  - id: x\n    outcome: explode\n");
+  const auto r =
+      run_mps_audit({"run", "--target", "mps-emu", "--emu-release", source_path("data/pytorch-2.14.1"), "--ops",
+                     "^aten::abs$", "--dtypes", "float32", "--out", out.path() + "/run", "--no-progress"},
+                    {"MPS_AUDIT_DATA_DIR=" + data.path()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("error: " + data.path() + "/mps_limits.yaml:3:5: entry has no 'summary'"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(path_exists(out.path() + "/run"));
 }
 
 }  // namespace
