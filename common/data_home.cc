@@ -76,6 +76,14 @@ std::vector<std::string> release_roots() {
   return roots;
 }
 
+std::string release_root_file(const std::string& name) {
+  for (const auto& root : release_roots()) {
+    const std::string path = join_path(root, name);
+    if (path_exists(path)) return path;
+  }
+  return "";
+}
+
 std::string home_file(const std::string& relative, const std::string& instead) {
   std::vector<std::string> looked;
   for (const auto& home : data_homes()) {

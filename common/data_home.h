@@ -25,6 +25,9 @@ std::vector<DataHome> data_homes();
 // folders itself), then each home's data/.
 std::vector<std::string> release_roots();
 
+// The first release root's file `name` beside the release folders ("mps_known_bugs.yaml"); empty when none has it.
+std::string release_root_file(const std::string& name);
+
 // The first home's file at `relative` ("opspec.yaml", "python/mps_audit_record.py"). Throws UserError naming every
 // place looked in when none has it; `instead` says what the user can do ("pass --spec").
 std::string home_file(const std::string& relative, const std::string& instead);

@@ -260,11 +260,9 @@ std::vector<std::string> KnownBugs::conditions_in(const std::string& release) co
 }
 
 std::optional<KnownBugs> load_shipped_known_bugs() {
-  for (const auto& root : release_roots()) {
-    const std::string path = root + "/" + kKnownBugsFile;
-    if (path_exists(path)) return KnownBugs::load(path);
-  }
-  return std::nullopt;
+  const std::string path = release_root_file(kKnownBugsFile);
+  if (path.empty()) return std::nullopt;
+  return KnownBugs::load(path);
 }
 
 KnownBugNote note_of(const KnownBug& b) {

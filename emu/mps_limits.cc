@@ -163,11 +163,9 @@ std::vector<const MpsLimit*> MpsLimits::of(const std::string& op, const std::str
 }
 
 std::optional<MpsLimits> load_shipped_mps_limits() {
-  for (const auto& root : release_roots()) {
-    const std::string path = root + "/" + kMpsLimitsFile;
-    if (path_exists(path)) return MpsLimits::load(path);
-  }
-  return std::nullopt;
+  const std::string path = release_root_file(kMpsLimitsFile);
+  if (path.empty()) return std::nullopt;
+  return MpsLimits::load(path);
 }
 
 std::string limit_message(const MpsLimit& limit, const std::string& met_by) {
