@@ -215,14 +215,7 @@ bool KnownBug::covers(const std::string& dtype) const {
 
 KnownBugs KnownBugs::parse(const std::string& text, const std::string& path) {
   Reader reader(path);
-  const YAML::Node root = reader.load(text);
-  if (!root.IsMap() || !root["format"] || !root["format"].IsScalar() ||
-      root["format"].as<std::string>() != kKnownBugsFormat) {
-    throw UserError(fmt::format("not a known-bugs ledger: expected 'format: {}'", kKnownBugsFormat),
-                    reader.at(root["format"] ? root["format"] : root));
-  }
-  const YAML::Node entries = root["entries"];
-  if (!entries || !entries.IsSequence()) reader.fail(root, "no 'entries' list");
+  const YAML::Node entries = reader.document_list(text, kKnownBugsFormat, "a known-bugs ledger", "entries");
   KnownBugs out;
   out.path_ = path;
   out.hash_ = content_hash(text);

@@ -126,14 +126,7 @@ std::string MpsLimit::met_by(const LimitedCall& call) const {
 
 MpsLimits MpsLimits::parse(const std::string& text, const std::string& path) {
   const YamlReader reader(path);
-  const YAML::Node root = reader.load(text);
-  if (!root.IsMap() || !root["format"] || !root["format"].IsScalar() ||
-      root["format"].as<std::string>() != kMpsLimitsFormat) {
-    reader.fail(root["format"] ? root["format"] : root,
-                fmt::format("not a file of MPS limits: expected 'format: {}'", kMpsLimitsFormat));
-  }
-  const YAML::Node limits = root["limits"];
-  if (!limits || !limits.IsSequence()) reader.fail(root, "no 'limits' list");
+  const YAML::Node limits = reader.document_list(text, kMpsLimitsFormat, "a file of MPS limits", "limits");
   MpsLimits out;
   out.path_ = path;
   out.hash_ = content_hash(text);

@@ -15,6 +15,17 @@ void YamlReader::only_keys(const YAML::Node& entry, const std::vector<std::strin
   }
 }
 
+YAML::Node YamlReader::document_list(const std::string& text, const char* format, const char* what,
+                                     const char* list) const {
+  const YAML::Node root = load(text);
+  if (!root.IsMap() || !root["format"] || !root["format"].IsScalar() || root["format"].as<std::string>() != format) {
+    fail(root["format"] ? root["format"] : root, fmt::format("not {}: expected 'format: {}'", what, format));
+  }
+  const YAML::Node items = root[list];
+  if (!items || !items.IsSequence()) fail(root, fmt::format("no '{}' list", list));
+  return items;
+}
+
 std::vector<size_t> rows_naming(const std::unordered_map<std::string, std::vector<size_t>>& by_op,
                                 const std::string& op) {
   std::vector<size_t> rows;

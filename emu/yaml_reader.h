@@ -70,6 +70,8 @@ class YamlReader {
     if (!v.empty() && !std::regex_match(v, kDate)) fail(e[key], fmt::format("{} '{}': expected YYYY-MM-DD", key, v));
     return v;
   }
+  // The list `list` of a whole file whose `format` must be `format` ("not <what>: expected 'format: ...'" where not).
+  YAML::Node document_list(const std::string& text, const char* format, const char* what, const char* list) const;
   // Fails on a key of `entry` that is not in `keys`, naming the nearest.
   void only_keys(const YAML::Node& entry, const std::vector<std::string>& keys, const char* what) const;
 
