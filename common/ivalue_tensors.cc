@@ -3,6 +3,8 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace mps_audit {
 
@@ -37,6 +39,22 @@ c10::IValue map_tensors(const c10::IValue& v, const TensorFn& f) {
     return out;
   }
   return v;
+}
+
+std::optional<std::string> argument_text(const c10::IValue& v) {
+  if (v.isNone()) return "none";
+  if (v.isBool()) return v.toBool() ? "true" : "false";
+  if (v.isInt()) return std::to_string(v.toInt());
+  if (v.isDouble()) return fmt::format("{}", v.toDouble());
+  if (v.isString()) return v.toStringRef();
+  if (v.isIntList()) return fmt::format("[{}]", fmt::join(v.toIntVector(), ", "));
+  if (v.isDoubleList()) return fmt::format("[{}]", fmt::join(v.toDoubleVector(), ", "));
+  if (v.isBoolList()) {
+    std::vector<std::string> parts;
+    for (const bool b : v.toBoolList()) parts.push_back(b ? "true" : "false");
+    return fmt::format("[{}]", fmt::join(parts, ", "));
+  }
+  return std::nullopt;  // tensors, and what no `arg:` condition names (a dtype, a device, a generator)
 }
 
 }  // namespace mps_audit

@@ -44,8 +44,6 @@ std::optional<double> as_number(const std::string& s) {
   return v;
 }
 
-bool compares(const std::string& value, const std::string& op, const std::string& wanted);
-
 // The numbers of a list's text ("[2, 2]"); nullopt for anything else.
 std::optional<std::vector<std::string>> list_items(const std::string& value) {
   if (value.size() < 2 || value.front() != '[' || value.back() != ']') return std::nullopt;
@@ -59,30 +57,6 @@ std::optional<std::vector<std::string>> list_items(const std::string& value) {
   return items;
 }
 
-// `value` against `wanted` under `op` (= != > >= < <=): numbers as numbers, anything else as text. A list against a
-// number (stride [2, 2] against `stride>1`, the ledger's words for "a stride other than 1"): = holds when every item
-// is equal, the others when one item holds.
-bool compares(const std::string& value, const std::string& op, const std::string& wanted) {
-  if (const auto items = list_items(value); items && as_number(wanted)) {
-    const auto holds = [&](const std::string& item) { return compares(item, op, wanted); };
-    return op == "=" ? std::all_of(items->begin(), items->end(), holds) && !items->empty()
-                     : std::any_of(items->begin(), items->end(), holds);
-  }
-  const auto a = as_number(value), b = as_number(wanted);
-  if (a && b) {
-    if (op == "=") return *a == *b;
-    if (op == "!=") return *a != *b;
-    if (op == ">") return *a > *b;
-    if (op == ">=") return *a >= *b;
-    if (op == "<") return *a < *b;
-    return *a <= *b;
-  }
-  const bool equal = without_spaces(value) == without_spaces(wanted);
-  if (op == "=") return equal;
-  if (op == "!=") return !equal;
-  return false;  // an order of non-numbers: never
-}
-
 const std::regex kArgAtom(R"(arg:([A-Za-z_][A-Za-z0-9_]*)(=|!=|>=|<=|>|<)(.+))");
 
 Atom argument_atom(const std::smatch& m, const SampleTraits& t) {
@@ -90,7 +64,7 @@ Atom argument_atom(const std::smatch& m, const SampleTraits& t) {
   const auto it = t.args.find(name);
   if (it == t.args.end()) return {Told::kNo, ""};
   for (const auto& v : it->second) {
-    if (compares(v, op, wanted)) return {Told::kYes, fmt::format("{} {}", name, v)};
+    if (argument_compares(v, op, wanted)) return {Told::kYes, fmt::format("{} {}", name, v)};
   }
   return {Told::kNo, ""};
 }
@@ -151,6 +125,28 @@ Atom one_atom(const std::string& atom, const KnownBug& bug, const SampleTraits& 
 }
 
 }  // namespace
+
+// A list against a number: stride [2, 2] against `stride>1` are the ledger's words for "a stride other than 1".
+bool argument_compares(const std::string& value, const std::string& op, const std::string& wanted) {
+  if (const auto items = list_items(value); items && as_number(wanted)) {
+    const auto holds = [&](const std::string& item) { return argument_compares(item, op, wanted); };
+    return op == "=" ? std::all_of(items->begin(), items->end(), holds) && !items->empty()
+                     : std::any_of(items->begin(), items->end(), holds);
+  }
+  const auto a = as_number(value), b = as_number(wanted);
+  if (a && b) {
+    if (op == "=") return *a == *b;
+    if (op == "!=") return *a != *b;
+    if (op == ">") return *a > *b;
+    if (op == ">=") return *a >= *b;
+    if (op == "<") return *a < *b;
+    return *a <= *b;
+  }
+  const bool equal = without_spaces(value) == without_spaces(wanted);
+  if (op == "=") return equal;
+  if (op == "!=") return !equal;
+  return false;  // an order of non-numbers: never
+}
 
 const std::regex& known_bug_atom() {
   static const std::regex kAtom(

@@ -103,6 +103,11 @@ KnownBugNote note_of(const KnownBug& bug);
 // The form of one atom of a condition (the reader checks each against it).
 const std::regex& known_bug_atom();
 
+// Whether an argument's value (as argument_text() in common/ivalue_tensors.h gives it) holds against `wanted` under
+// `op` (= != > >= < <=), as an `arg:NAME<op>VALUE` atom compares: numbers as numbers, anything else as text; a list
+// against a number: = when every item is equal, the others when one item holds.
+bool argument_compares(const std::string& value, const std::string& op, const std::string& wanted);
+
 // Whether what `traits` says of a sample (or a recorded call) meets every atom of `bug`'s condition: yes, with what
 // met it; maybe, where the values it needs were not kept (a recorded call's tensor described by its shape) or an atom
 // is `other` (none can be told from the arguments: the bug's own call meets it, Note [Known bugs' own calls]); or no.

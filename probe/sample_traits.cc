@@ -236,22 +236,6 @@ std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, co
   return found;
 }
 
-std::optional<std::string> argument_text(const c10::IValue& v) {
-  if (v.isNone()) return "none";
-  if (v.isBool()) return v.toBool() ? "true" : "false";
-  if (v.isInt()) return std::to_string(v.toInt());
-  if (v.isDouble()) return fmt::format("{}", v.toDouble());
-  if (v.isString()) return v.toStringRef();
-  if (v.isIntList()) return fmt::format("[{}]", fmt::join(v.toIntVector(), ", "));
-  if (v.isDoubleList()) return fmt::format("[{}]", fmt::join(v.toDoubleVector(), ", "));
-  if (v.isBoolList()) {
-    std::vector<std::string> parts;
-    for (const bool b : v.toBoolList()) parts.push_back(b ? "true" : "false");
-    return fmt::format("[{}]", fmt::join(parts, ", "));
-  }
-  return std::nullopt;  // tensors, and what no `arg:` condition names (a dtype, a device, a generator)
-}
-
 SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
                            const std::vector<c10::IValue>* values) {
   SampleTraits traits;

@@ -13,13 +13,10 @@
 #include <ATen/core/ivalue.h>
 #include <c10/core/ScalarType.h>
 
+#include "common/ivalue_tensors.h"
 #include "results/result.h"
 
 namespace mps_audit {
-
-// An argument's value as the traits keep it ("3", "0.5", "true", "none", "floor", "[1, 2]"); nullopt for a tensor and
-// what no condition names (a dtype, a device, a generator).
-std::optional<std::string> argument_text(const c10::IValue& v);
 
 // The traits of a sample whose arguments (in schema order) are `args`, as the target got them: shapes, layouts and
 // devices are read from `args`; index values from `values` where given (the same arguments on the CPU, so that
