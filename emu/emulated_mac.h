@@ -40,7 +40,7 @@ int gpu_family(Chip chip);
 bool uses_metal4(Chip chip, MacosVersion macos);
 
 // The macOS an emulated run stands for when --emu-macos is not given: the newest version that any of `conditions`
-// ("<15.0", ">=13.3,<14.4": the release's expectations and the known bugs of the release) names, and at least 14.0,
+// ("<15.0", ">=13.3,<14.4": the release's expectations, its known bugs and its limits of MPS) names, and at least 14.0,
 // where MPS's dtype rules change: a later macOS is the same to the data.
 MacosVersion newest_named_macos(const std::vector<std::string>& conditions);
 

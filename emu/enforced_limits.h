@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -9,10 +10,20 @@
 
 namespace mps_audit::emu {
 
-// Ends a call of `op` (the arguments at the top of `stack`) that meets a limit of `limits` in `release` on macOS
-// `macos_major` as a Mac's kernel would: a DeviceAbort for an abort, a c10::Error for an error, each with
-// limit_message().
-void enforce_mps_limits(const MpsLimits& limits, const c10::OperatorHandle& op, const std::string& name,
-                        const torch::jit::Stack& stack, const std::string& release, int macos_major);
+// The limits of `limits` (none where null) in `release` on `macos` for one call of `op` (the arguments at the top of
+// `stack`). Made before the kernel computes, it ends a call meeting a limit on its arguments as a Mac's kernel would:
+// a DeviceAbort for an abort, a LimitError or LimitRefusal (common/limit_errors.h) for an error or a refusal, each
+// with limit_message(); after() does the same for the limits on results, once the kernel left them on `stack`.
+class LimitCheck {
+ public:
+  LimitCheck(const MpsLimits* limits, const c10::OperatorHandle& op, const std::string& name,
+             const torch::jit::Stack& stack, const std::string& release, MacosVersion macos);
+  void after(const torch::jit::Stack& stack);
+
+ private:
+  const c10::OperatorHandle* op_ = nullptr;
+  std::vector<const MpsLimit*> on_results_;
+  LimitedCall call_;
+};
 
 }  // namespace mps_audit::emu

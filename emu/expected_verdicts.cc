@@ -10,6 +10,7 @@
 #include "common/diagnostics.h"
 #include "common/torch_compat.h"
 #include "emu/mps_emulator.h"
+#include "emu/mps_limits.h"
 
 namespace mps_audit::emu {
 
@@ -86,6 +87,9 @@ RunExpectations run_expectations(ExpectationMode mode, const Target& target, con
     }
     if (known_bugs) {
       for (auto& c : known_bugs->conditions_in(out.release)) conditions.push_back(std::move(c));
+    }
+    if (const auto limits = load_shipped_mps_limits()) {
+      for (auto& c : limits->conditions_in(out.release)) conditions.push_back(std::move(c));
     }
     out.version = asked ? asked : newest_named_macos(conditions);
     out.macos = macos_text(out.version);

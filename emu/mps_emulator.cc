@@ -38,7 +38,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -54,10 +53,8 @@
 #include <torch/library.h>
 #include <unistd.h>
 
-#include "common/data_home.h"
 #include "common/diagnostics.h"
 #include "common/ivalue_tensors.h"
-#include "common/paths.h"
 #include "common/text.h"
 #include "common/torch_compat.h"
 #include "emu/device_memory.h"
@@ -65,7 +62,6 @@
 #include "emu/emulated_device.h"
 #include "emu/enforced_limits.h"
 #include "emu/faults.h"
-#include "emu/mps_limits.h"
 #include "registry/extra_registrations.h"
 #include "registry/native_functions.h"
 #include "registry/release_data.h"
@@ -297,13 +293,17 @@ void redispatch_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, 
   }
 }
 
+// The limits of MPS of the emulated release and macOS for this call (Note [MPS limits] in mps_limits.cc).
+LimitCheck check_limits(const c10::OperatorHandle& op, const std::string& name, const torch::jit::Stack& stack) {
+  const MpsLimits* limits = g_state->limits ? &*g_state->limits : nullptr;
+  return LimitCheck(limits, op, name, stack, g_state->info.release_version, g_state->info.macos);
+}
+
 void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = op_name(op);
   const auto fault = g_state->faults.fault_for(name);
   inject_before(name, fault, *stack, op.schema().arguments().size());
-  if (g_state->limits) {
-    enforce_mps_limits(*g_state->limits, op, name, *stack, g_state->info.release_version, g_state->info.macos_major);
-  }
+  LimitCheck limits = check_limits(op, name, *stack);
   const auto& schema = op.schema();
   at::DisableRecordFunctionGuard no_trace;  // one native op in a trace, however it is computed here
   const size_t num_args = schema.arguments().size();
@@ -311,6 +311,7 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     std::optional<DeviceMemoryWindow> window;
     if (may_move_storage(schema)) window.emplace(mps_memory_of(*stack, num_args));
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+    limits.after(*stack);
     return;
   }
   const size_t first = stack->size() - num_args;
@@ -349,6 +350,7 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       }
     }
   }
+  limits.after(*stack);
 }
 
 void warn_and_fall_back(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -481,11 +483,13 @@ torch::CppFunction mps_fallback(bool enabled) {
 }
 
 // A kernel that computes without the emulator's state (emulated_convolution.h), after the faults planned for its
-// operator.
+// operator and within the limits of MPS.
 template <BoxedKernel K>
 void with_faults(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   inject_faults(op, stack);
+  LimitCheck limits = check_limits(op, op_name(op), *stack);
   K(op, stack);
+  limits.after(*stack);
 }
 
 // _mps_convolution as the release has it: 1.x's refuses a 5-d input (Conv3D came to MPS in 2.0).
@@ -529,7 +533,7 @@ bool fallback_enabled_by_environment() {
 }
 
 bool same_options(const EmulatorOptions& a, const EmulatorOptions& b) {
-  return a.release_dir == b.release_dir && a.macos_major == b.macos_major;
+  return a.release_dir == b.release_dir && a.macos_major == b.macos_major && a.macos == b.macos;
 }
 
 }  // namespace
@@ -552,29 +556,6 @@ bool is_emulated_mps_address(uintptr_t address) {
 
 void after_caught_fault() {
   close_abandoned_windows();
-}
-
-std::string find_release_dir(const std::string& torch_version) {
-  std::smatch m;
-  if (!std::regex_search(torch_version, m, std::regex(R"(^(\d+)\.(\d+)\.(\d+))"))) return "";
-  const std::string exact = fmt::format("pytorch-{}.{}.{}", m[1].str(), m[2].str(), m[3].str());
-  const std::string same_minor = fmt::format("pytorch-{}.{}.", m[1].str(), m[2].str());
-  for (const auto& root : release_roots()) {
-    if (is_directory(join_path(root, exact))) return join_path(root, exact);
-    for (const auto& name : list_directory(root)) {
-      if (name.rfind(same_minor, 0) == 0 && is_directory(join_path(root, name))) return join_path(root, name);
-    }
-  }
-#ifdef MPS_AUDIT_TORCHGEN_DATA_DIR
-  // The linked wheel's own YAML (no hand registrations: those come only with data/ folders).
-  if (torch_version == compat::kTorchVersion) return MPS_AUDIT_TORCHGEN_DATA_DIR;
-#endif
-  return "";
-}
-
-std::string default_release_dir() {
-  const std::vector<ShippedRelease> shipped = shipped_releases();
-  return shipped.empty() ? find_release_dir(compat::kTorchVersion) : shipped.back().dir;
 }
 
 namespace {
@@ -636,6 +617,7 @@ State& register_kernels(const EmulatorOptions& requested) {
   // A folder not named pytorch-X.Y.Z (a wheel's torchgen/packaged/ATen/native) is the linked release's.
   state->info.release_version = files.version.empty() ? std::string(compat::kTorchVersion) : files.version;
   state->info.macos_major = options.macos_major;
+  state->info.macos = options.macos ? options.macos : options.macos_major * 100;
   state->info.fallback_enabled = options.fallback.value_or(fallback_enabled_by_environment());
 
   state->kernels =

@@ -19,12 +19,14 @@ struct EmulatorOptions {
   int macos_major = 14;     // data type rules of this macOS version
   // MPSFallback.mm's choice: the CPU fallback, or NotImplementedError; unset: PYTORCH_ENABLE_MPS_FALLBACK says.
   std::optional<bool> fallback;
+  int macos = 0;  // major.minor (15.1 as 1501) for the macOS bounds of MPS's limits; 0: macos_major.0
 };
 
 struct EmulatorInfo {
   std::string release_version;  // "1.13.1"
   std::string release_dir;
   int macos_major = 14;
+  int macos = 1400;               // major.minor, 15.1 as 1501
   bool fallback_enabled = false;  // PYTORCH_ENABLE_MPS_FALLBACK, as read at activation
   size_t native_kernels = 0;      // operators given an emulated native kernel
   size_t cpu_fallback_kernels = 0;

@@ -17,7 +17,7 @@ limits:
     source: MPSNDArrayScan.mm:251
     threads: [https://github.com/pytorch/pytorch/issues/187105]
     ops: [aten::cumsum, aten::sort.stable]
-    when: axis_from_last_gt:3
+    when: [axis_from_last_gt:3]
     since: 2.7.0
     until: 2.15.0
   - id: old-macos-bytes
@@ -27,8 +27,27 @@ limits:
     source: a thread
     threads: [https://github.com/pytorch/pytorch/issues/1]
     ops: [aten::masked_fill_.Scalar]
-    when: bytes_gt:4294967296
+    when: [bytes_gt:4294967296]
     macos: "<15.0"
+  - id: conv-output
+    summary: a 1-d or 2-d convolution refuses an output over 65536 in a dimension
+    outcome: refusal
+    message: Output channels > 65536 not supported at the MPS device.
+    source: Convolution.mm
+    threads: [https://github.com/pytorch/pytorch/issues/152278]
+    ops: [aten::_mps_convolution]
+    when: [out_dim_gt:65536, rank_lt:5]
+    macos: "<15.1"
+  - id: topk-k
+    summary: topk refuses a large k
+    outcome: error
+    message: Currently topk on mps works only for k<=16
+    source: TopK
+    threads: [https://github.com/pytorch/pytorch/issues/78915]
+    ops: [aten::topk]
+    when: ["arg:k>16", dim_gt:10]
+    since: 1.13.0
+    until: 2.0.0
 )";
 
 const MpsLimits& limits() {
@@ -39,6 +58,7 @@ const MpsLimits& limits() {
 TEST(MpsLimits, AScanMeetsItsAxisLimitOnlyPastTheFourInnermostAxes) {
   const MpsLimit& scan = limits().limits()[0];
   const std::vector<int64_t> rank5 = {2, 1, 3, 4, 5};
+  EXPECT_FALSE(scan.on_results());
   EXPECT_EQ(scan.met_by({{rank5}, {4}, 0}), "dim 0 of a rank-5 tensor");
   EXPECT_EQ(scan.met_by({{rank5}, {4}, -5}), "dim -5 of a rank-5 tensor");
   EXPECT_EQ(scan.met_by({{rank5}, {4}, 1}), "");   // the fourth axis from the last
@@ -54,6 +74,36 @@ TEST(MpsLimits, ASizeLimitCountsBytesOfAnyTensorArgument) {
   EXPECT_EQ(bytes.met_by({{{1024, 1024, 1024}}, {4}, std::nullopt}), "");  // exactly 2**32: not past it
 }
 
+// A limit on results is checked once they are made, and every atom must hold: a 3-d convolution (a rank-5 input)
+// is exempt whatever its output.
+TEST(MpsLimits, EveryAtomMustHoldAndALimitOnResultsLooksAtThem) {
+  const MpsLimit& conv = limits().limits()[2];
+  EXPECT_TRUE(conv.on_results());
+  LimitedCall call;
+  call.shapes = {{1, 1, 3}, {65537, 1, 3}};
+  call.itemsizes = {4, 4};
+  EXPECT_EQ(conv.met_by(call), "");  // not computed yet: no result
+  call.results = {{1, 65537, 3}};
+  EXPECT_EQ(conv.met_by(call), "a result of size 65537 in a dimension and tensors of rank 3 at most");
+  call.results = {{1, 65536, 3}};
+  EXPECT_EQ(conv.met_by(call), "");  // 65536 itself is within
+  call.shapes = {{1, 1, 2, 3, 3}, {65537, 1, 1, 1, 1}};
+  call.results = {{1, 65537, 2, 3, 3}};
+  EXPECT_EQ(conv.met_by(call), "");  // a rank-5 argument: a 3-d convolution
+}
+
+TEST(MpsLimits, AnArgumentsValueIsComparedAsTheKnownBugsCompareIt) {
+  const MpsLimit& topk = limits().limits()[3];
+  LimitedCall call;
+  call.shapes = {{4, 30}};
+  call.args = {{"k", "20"}, {"largest", "true"}};
+  EXPECT_EQ(topk.met_by(call), "k 20 and a tensor of size 30 in a dimension");
+  call.args["k"] = "16";
+  EXPECT_EQ(topk.met_by(call), "");
+  call.args.erase("k");
+  EXPECT_EQ(topk.met_by(call), "");  // no such argument: not met
+}
+
 TEST(MpsLimits, ALimitHoldsInItsReleasesAndMacosVersionsForTheOperatorsItNames) {
   EXPECT_EQ(limits().of("aten::cumsum.out", "2.14.1", 1500).size(), 1u);
   EXPECT_EQ(limits().of("aten::cumsum", "2.6.0", 1500).size(), 0u);   // before `since`
@@ -63,6 +113,10 @@ TEST(MpsLimits, ALimitHoldsInItsReleasesAndMacosVersionsForTheOperatorsItNames) 
   EXPECT_EQ(limits().of("aten::masked_fill_.Scalar", "2.14.1", 1402).size(), 1u);
   EXPECT_EQ(limits().of("aten::masked_fill_.Scalar", "2.14.1", 1500).size(), 0u);
   EXPECT_EQ(limits().of("aten::abs", "2.14.1", 1500).size(), 0u);
+  EXPECT_EQ(limits().of("aten::_mps_convolution", "2.14.1", 1500).size(), 1u);  // 15.0 is before 15.1
+  EXPECT_EQ(limits().of("aten::_mps_convolution", "2.14.1", 1501).size(), 0u);
+  EXPECT_EQ(limits().conditions_in("2.14.1"), (std::vector<std::string>{"<15.0", "<15.1"}));
+  EXPECT_EQ(limits().conditions_in("1.13.1"), (std::vector<std::string>{"<15.0", "<15.1"}));
 }
 
 TEST(MpsLimits, TheMessageNamesTheLimitWhatMetItAndItsSource) {
@@ -80,12 +134,16 @@ TEST(MpsLimits, ABrokenFileSaysWhatAndWhere) {
     int line, col;
   };
   const std::vector<Case> cases = {
-      {head + "    outcome: abort\n" + rest + "    when: rank_gt:16\n", "unknown outcome 'abort'", 4, 14},
-      {head + "    outcome: crash\n" + rest + "    when: rank_ge:16\n", "unknown condition 'rank_ge:16'", 10, 11},
-      {head + "    outcome: crash\n" + rest + "    when: rank_gt:16\n    sinse: 2.0.0\n", "unknown key 'sinse'", 11, 5},
-      {head + "    outcome: crash\n" + rest + "    when: rank_gt:16\n    since: 2.x\n", "since '2.x'", 11, 12},
-      {head + "    outcome: crash\n" + rest + "    when: rank_gt:16\n    macos: \"<=fifteen\"\n", "macOS condition", 11,
-       12},
+      {head + "    outcome: abort\n" + rest + "    when: [rank_gt:16]\n", "unknown outcome 'abort'", 4, 14},
+      {head + "    outcome: crash\n" + rest + "    when: [rank_gt:16, rank_ge:16]\n", "unknown condition 'rank_ge:16'",
+       10, 24},
+      {head + "    outcome: crash\n" + rest + "    when: rank_gt:16\n", "'when' must be a list", 10, 11},
+      {head + "    outcome: crash\n" + rest + "    when: [\"arg:k>\"]\n", "unknown condition 'arg:k>'", 10, 12},
+      {head + "    outcome: crash\n" + rest + "    when: [rank_gt:16]\n    sinse: 2.0.0\n", "unknown key 'sinse'", 11,
+       5},
+      {head + "    outcome: crash\n" + rest + "    when: [rank_gt:16]\n    since: 2.x\n", "since '2.x'", 11, 12},
+      {head + "    outcome: crash\n" + rest + "    when: [rank_gt:16]\n    macos: \"<=fifteen\"\n", "macOS condition",
+       11, 12},
       {"format: mps-audit-known-bugs/2\nlimits: []\n", "not a file of MPS limits", 1, 9},
       {"format: mps-audit-mps-limits/1\nlimits: [\n", "not YAML", 3, 1},
   };

@@ -455,7 +455,8 @@ int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, Prog
   if (target.emulated()) {
     ::setenv("PYTORCH_ENABLE_MPS_FALLBACK", o.fallback == "on" ? "1" : "0", 1);
     audit.environment.emulator =
-        emu::activate_mps_emulator({target.emu.release_dir, expecting.version / 100, std::nullopt}).label();
+        emu::activate_mps_emulator({target.emu.release_dir, expecting.version / 100, std::nullopt, expecting.version})
+            .label();
     register_cpu_references_for_mps_only_ops();
   }
   const TracedPass expected = reference_pass(o, call, audit, progress);

@@ -458,7 +458,7 @@ class OpProbe {
       c.sample = name;
       c.verdict = o.verdict;
       c.message = o.message;
-      if (o.survived) c.basis = kBasisLimits;
+      if (o.by_limit) c.basis = kBasisLimits;
       c.fallback_ops = o.fallback_ops;
       c.traits = o.traits;
       r_.conditions.push_back(std::move(c));
@@ -491,7 +491,6 @@ class OpProbe {
   void take(const SampleOutcome& o, const std::string& name) {
     const size_t index = r_.samples++;
     crashed_ = crashed_ || o.verdict == Verdict::kCrash;
-    if (o.survived) r_.basis = kBasisLimits;  // the record's crash is a limit's (SampleOutcome::survived)
     for (const auto& w : o.warnings) add_warning(w);
     if (o.verdict == Verdict::kSkip) {
       // A sample the target ran but the tool could not judge says more than a later one the CPU rejected.

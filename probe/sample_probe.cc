@@ -17,6 +17,7 @@
 #include <fmt/ranges.h>
 
 #include "common/ivalue_tensors.h"
+#include "common/limit_errors.h"
 #include "common/torch_compat.h"
 #include "probe/caught_faults.h"
 #include "probe/dispatch_trace.h"
@@ -211,6 +212,7 @@ void SampleProbe::run_on_target(const std::function<void()>& before_target) {
     out.warnings = warnings.messages;
     decide(Verdict::kCrash, e.what());
     out.survived = true;
+    out.by_limit = true;
     return;
   } catch (const NotJudged& e) {
     collect_fallbacks();
@@ -223,6 +225,7 @@ void SampleProbe::run_on_target(const std::function<void()>& before_target) {
     compat::torch_warnings::set_warnAlways(false);
     out.warnings = warnings.messages;
     decide(is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError, error_text(e));
+    out.by_limit = is_limit_error(e);
     return;
   }
   compat::torch_warnings::set_warnAlways(false);
@@ -441,7 +444,7 @@ void StagedSamples::each(size_t count, const std::function<void(SampleProbe&)>& 
 void decide_record(const std::vector<TakenSample>& taken, ProbeResult& r) {
   const bool own_ran =
       std::any_of(taken.begin(), taken.end(), [](const TakenSample& t) { return !t.outcome.other_dtype; });
-  bool first = true;
+  bool first = true, by_limit = false;
   for (const TakenSample& t : taken) {
     const SampleOutcome& o = t.outcome;
     if (o.other_dtype && own_ran) {
@@ -457,9 +460,11 @@ void decide_record(const std::vector<TakenSample>& taken, ProbeResult& r) {
       r.max_rel_error = o.comparison.max_rel_error;
       r.mismatches = o.comparison.mismatches;
       r.first_mismatch = o.comparison.first_mismatch;
+      by_limit = o.by_limit;
     }
     first = false;
   }
+  if (by_limit) r.basis = kBasisLimits;  // the deciding sample's outcome is a limit's (SampleOutcome::by_limit)
 }
 
 }  // namespace mps_audit::detail

@@ -43,6 +43,9 @@ struct SampleOutcome {
   // A crash the process went on from: an emulated kernel met a limit of MPS where a Mac's process aborts (DeviceAbort,
   // Note [MPS limits] in emu/mps_limits.cc). The samples after it run; a condition sample's is its condition's.
   bool survived = false;
+  // The outcome rests on a limit of MPS the emulator enforced (a crash it went on from, or a LimitError or
+  // LimitRefusal of common/limit_errors.h), not on a kernel that ran.
+  bool by_limit = false;
 };
 
 // One sample's probe, in stages: the reference on the CPU, the run on the target, the outputs copied back, the
@@ -156,7 +159,8 @@ struct TakenSample {
 
 // The record's verdict from the samples that ran on the target, in order: the worst of its own (Note [A record rests
 // on its own samples]) decides (on a tie, the first); the others go to r.sample_notes. Sets r's verdict, message,
-// sample, fallback_ops and comparison figures; leaves r as it is when `taken` is empty.
+// sample, fallback_ops and comparison figures, and its basis where that sample's outcome is a limit's; leaves r as it
+// is when `taken` is empty.
 void decide_record(const std::vector<TakenSample>& taken, ProbeResult& r);
 
 }  // namespace mps_audit::detail

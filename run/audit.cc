@@ -43,7 +43,7 @@ std::string start_workers_log(const RunRequest& request, const RunPlan& plan, bo
 WorkerLaunch worker_launch(const RunRequest& request, const RunPlan& plan, const std::string& log_path) {
   WorkerLaunch launch;
   launch.worker.target = request.target;
-  launch.worker.emu_macos = plan.macos_major();
+  launch.worker.emu_macos = plan.expecting.version;
   launch.worker.spec = request.spec;
   launch.worker.samples = plan.recordings ? plan.recordings->summary().path : "none";
   launch.worker.run_spec = &plan.spec;
@@ -99,7 +99,8 @@ AuditedRun audit_run(const RunRequest& request, const Results* baseline, std::os
   // Forked workers find the emulator's kernels registered (Note [Kernels registered before the fork] in
   // emu/mps_emulator.cc): after the plan, which reads this process's dispatcher without them.
   if (request.target.emulated() && forked_workers() && order.probes > 0) {
-    emu::prepare_mps_emulator({request.target.emu.release_dir, plan.macos_major(), request.fallback == "on"});
+    emu::prepare_mps_emulator(
+        {request.target.emu.release_dir, plan.macos_major(), request.fallback == "on", plan.expecting.version});
   }
   pool.emplace(worker_launch(request, plan, log_path), plan.probes, std::move(order.expected), request.timeout_s);
   int stopped_by = pool->run(

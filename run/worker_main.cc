@@ -135,7 +135,7 @@ ProbeTarget set_up_target(const WorkerOptions& o, RunEnvironment& env) {
   // run itself would: describe_host() takes an active emulator's MPS kernels for no MPS backend.
   describe_host(env);
   if (o.target.emulated()) {
-    const emu::EmulatorOptions emu_options{o.target.emu.release_dir, o.emu_macos, std::nullopt};
+    const emu::EmulatorOptions emu_options{o.target.emu.release_dir, o.emu_macos / 100, std::nullopt, o.emu_macos};
     env.emulator = emu::activate_mps_emulator(emu_options).label();
   }
   ProbeTarget target;
@@ -145,7 +145,7 @@ ProbeTarget set_up_target(const WorkerOptions& o, RunEnvironment& env) {
   // Turns on CUDA (Note [Probes in one turn]); MPS_AUDIT_IN_TURNS=1 or 0 sets them on any target, to compare.
   const char* in_turns = std::getenv("MPS_AUDIT_IN_TURNS");
   target.in_turns = in_turns && *in_turns ? std::string(in_turns) == "1" : target.device.is_cuda();
-  if (o.target.emulated()) target.macos_major = o.emu_macos;
+  if (o.target.emulated()) target.macos_major = o.emu_macos / 100;
   if (o.target.real_mps()) target.macos_major = macos_major_version();
   env.device = target.device.str();
   return target;

@@ -17,7 +17,7 @@ struct Spec;
 
 struct WorkerOptions {
   Target target;                 // the run's, whole (an emulated one with its release)
-  int emu_macos = 14;            // an emulated target's macOS major version, as the run resolved it
+  int emu_macos = 1400;          // an emulated target's macOS (15.1 as 1501), as the run resolved it
   std::string spec;              // the run's spec file
   std::string samples = "none";  // the recorded samples file the run chose, or "none"
   long parent = 0;               // the pid of the run that started it: the worker exits when that process is gone

@@ -795,6 +795,58 @@ TEST(CliRun, ALimitOfMpsIsACrashOfEveryCallThatMeetsIt) {
   EXPECT_EQ((*b)["verdict"], "pass");
 }
 
+// A limit at which a Mac's kernel raises: the Mac's error or refusal, resting on the limit, in the releases and macOS
+// versions that have it. 1.13's topk refuses k > 16 (the thread's own call, arange(30).topk(30)); a convolution with
+// an output over 65,536 in a dimension is refused on macOS before 15.1, not after.
+TEST(CliRun, ALimitAtWhichAMacRaisesIsItsErrorAndRestsOnTheLimit) {
+  const auto emulated = [](const TempDir& dir, const std::string& release, const std::string& op,
+                           const std::string& macos) {
+    RunOutcome run;
+    std::vector<std::string> args = {
+        "run",      "--target",      "mps-emu", "--emu-release", release,         "--ops",    op,
+        "--dtypes", "float32,int64", "--out",   dir.path(),      "--no-progress", "--format", "json"};
+    if (!macos.empty()) args.insert(args.end(), {"--emu-macos", macos});
+    run.result = run_mps_audit(args);
+    if (path_exists(dir.path() + "/results.json")) {
+      run.doc = nlohmann::json::parse(testing::slurp(dir.path() + "/results.json"));
+    }
+    return run;
+  };
+  // The condition outcome of `record` whose message names `limit`; null where none does.
+  const auto meeting = [](const nlohmann::json* record, const std::string& limit) -> const nlohmann::json* {
+    if (!record) return nullptr;
+    for (const auto& c : (*record)["conditions"]) {
+      if (c.value("message", "").find("emulated MPS limit " + limit + ":") != std::string::npos) return &c;
+    }
+    return nullptr;
+  };
+  TempDir old_topk, new_topk, conv_14, conv_15;
+  const RunOutcome in_113 = emulated(old_topk, "1.13.1", "^aten::topk$", "");
+  ASSERT_EQ(in_113.result.exit_code, 0) << in_113.result.err;
+  const nlohmann::json* c = meeting(in_113.find("aten::topk", "int64"), "topk-k-16");
+  ASSERT_NE(c, nullptr) << in_113.doc.dump();
+  EXPECT_EQ((*c)["verdict"], "error");
+  EXPECT_EQ((*c)["basis"], "mps_limits");
+  const std::string message = (*c)["message"];
+  EXPECT_EQ(message.rfind("Currently topk on mps works only for k<=16", 0), 0u) << message;
+  EXPECT_NE(message.find("(emulated MPS limit topk-k-16: k 30;"), std::string::npos) << message;
+  EXPECT_EQ(verdict(in_113, "aten::topk", "float32"), "pass");  // its own samples take k within the limit
+  const RunOutcome in_20 = emulated(new_topk, "2.6.0", "^aten::topk$", "");
+  ASSERT_EQ(in_20.result.exit_code, 0) << in_20.result.err;
+  EXPECT_EQ(meeting(in_20.find("aten::topk", "int64"), "topk-k-16"), nullptr);
+
+  const RunOutcome before = emulated(conv_14, "2.14.1", "^aten::conv1d$", "14");
+  ASSERT_EQ(before.result.exit_code, 0) << before.result.err;
+  const nlohmann::json* conv = meeting(before.find("aten::conv1d", "float32"), "conv-output-dim-65536-not-3d");
+  ASSERT_NE(conv, nullptr) << before.doc.dump();
+  EXPECT_EQ((*conv)["verdict"], "unsupported");
+  EXPECT_EQ((*conv)["basis"], "mps_limits");
+  EXPECT_EQ(verdict(before, "aten::conv1d", "float32"), "pass");
+  const RunOutcome after = emulated(conv_15, "2.14.1", "^aten::conv1d$", "15.1");
+  ASSERT_EQ(after.result.exit_code, 0) << after.result.err;
+  EXPECT_EQ(meeting(after.find("aten::conv1d", "float32"), "conv-output-dim-65536-not-3d"), nullptr);
+}
+
 // A broken file of limits is bad input: one line with its place, exit 2, and no run folder, before any probe.
 TEST(CliRun, ABrokenFileOfLimitsStopsTheRunBeforeItBegins) {
   TempDir data, out;
