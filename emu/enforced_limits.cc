@@ -1,5 +1,8 @@
 #include "emu/enforced_limits.h"
 
+#include <mutex>
+#include <utility>
+
 #include <ATen/core/Tensor.h>
 
 #include "common/diagnostics.h"
@@ -30,15 +33,29 @@ LimitedCall limited_call(const c10::FunctionSchema& schema, const torch::jit::St
   return call;
 }
 
+std::mutex g_abort_mutex;
+std::string g_last_abort;
+
 void end_call(const MpsLimit& limit, const std::string& by) {
   const std::string message = limit_message(limit, by);
-  if (limit.outcome == "crash") throw DeviceAbort(message);
+  if (limit.outcome == "crash") {
+    {
+      std::lock_guard<std::mutex> lock(g_abort_mutex);
+      g_last_abort = message;
+    }
+    throw DeviceAbort(message);
+  }
   const c10::SourceLocation here{__func__, __FILE__, static_cast<uint32_t>(__LINE__)};
   if (limit.outcome == "refusal") throw LimitRefusal(here, message);
   throw LimitError(here, message);
 }
 
 }  // namespace
+
+std::string take_limit_abort() {
+  std::lock_guard<std::mutex> lock(g_abort_mutex);
+  return std::exchange(g_last_abort, "");
+}
 
 LimitCheck::LimitCheck(const MpsLimits* limits, const c10::OperatorHandle& op, const std::string& name,
                        const torch::jit::Stack& stack, const std::string& release, MacosVersion macos) {

@@ -26,4 +26,9 @@ class LimitCheck {
   LimitedCall call_;
 };
 
+// The message of the last abort a limit raised in this process since the last call (empty: none), and no longer
+// after it. A DeviceAbort that crossed TorchScript's interpreter arrives as a plain RuntimeError: a caller that ran
+// code through it (mps-audit model) asks here whether the process would have died on a Mac.
+std::string take_limit_abort();
+
 }  // namespace mps_audit::emu

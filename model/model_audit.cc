@@ -36,6 +36,7 @@
 #include "common/text.h"
 #include "common/torch_compat.h"
 #include "emu/emulated_accelerator.h"
+#include "emu/enforced_limits.h"
 #include "emu/expectations.h"
 #include "emu/expected_verdicts.h"
 #include "emu/mps_emulator.h"
@@ -395,6 +396,11 @@ TracedPass target_pass(const ModelOptions& o, const ModelCall& call, c10::Device
       audit.target_error = error_text(e);
       audit.failed_phase = phase;
       pass.unsupported = is_unsupported(e);
+      // A limit of MPS at which a Mac's process aborts (emu/mps_limits.h): the emulated one went on from it.
+      if (std::string abort = emu::take_limit_abort(); !abort.empty()) {
+        audit.target_error = std::move(abort);
+        audit.target_ended = "crash";
+      }
     }
     pass.events = trace.events();
     if (!audit.target_error.empty()) {
@@ -481,6 +487,11 @@ int audit_here(const ModelOptions& o, std::ostream& out, std::ostream& err, Prog
   }
   audit.ops = summarize_trace(actual.events, actual.phase_ends, actual.failed_event, audit.target_error,
                               actual.unsupported, first_mismatch);
+  if (audit.target_ended == "crash") {  // the emulated process went on from where a Mac's would have died
+    for (auto& c : audit.ops) {
+      if (c.status == CallStatus::kFailed) c.status = CallStatus::kCrash;
+    }
+  }
   attach_expectations(audit, expecting);
   write_reports(audit, o, out);
   return kExitOk;

@@ -390,6 +390,32 @@ TEST(CliModel, CrashOnTheTargetNamesTheCallAndItsPhase) {
   expect_whole_reports(dir);
 }
 
+// A call that meets a limit of MPS at which a Mac's process aborts (a scan along the first of five dimensions, from
+// 2.7.0) is the model's crash there, with the limit named, though the emulated process went on to write the reports.
+TEST(CliModel, ALimitOfMpsThatAbortsIsTheModelsCrash) {
+  TempDir dir;
+  const std::string model = save_module(dir, "Scan", {}, R"(
+def forward(self, x):
+    return torch.cumsum(torch.sin(x), 0)
+)");
+  const ModelOutcome o = audit(dir, model, {"--input", "2x2x2x2x2"}, "2.14.1");
+  ASSERT_EQ(o.result.exit_code, 0) << o.result.err;
+  EXPECT_EQ(o.doc["target_ended"], "crash");
+  EXPECT_EQ(o.doc["failed_phase"], "forward");
+  EXPECT_NE(o.doc["target_error"].get<std::string>().find("emulated MPS limit ndarray-scan-sort-axis: dim 0 of a "
+                                                          "rank-5 tensor"),
+            std::string::npos)
+      << o.doc["target_error"];
+  const nlohmann::json* cumsum = o.op("aten::cumsum", "forward");
+  ASSERT_NE(cumsum, nullptr) << o.doc.dump(1);
+  EXPECT_EQ((*cumsum)["status"], "crash");
+  EXPECT_EQ((*o.op("aten::sin", "forward"))["status"], "native");
+  const TempDir older;
+  const ModelOutcome before = audit(older, model, {"--input", "2x2x2x2x2"}, "2.6.0");
+  ASSERT_EQ(before.result.exit_code, 0) << before.result.err;
+  EXPECT_TRUE(before.doc["target_ended"].is_null()) << before.doc.dump(1);
+}
+
 // The same in the backward pass of a training step (relu's derivative), with the audit process executed rather than
 // forked, as on macOS.
 TEST(CliModel, CrashInTheBackwardPassOfAnExecutedAuditProcess) {
