@@ -128,9 +128,17 @@ def emit(entries):
     return "".join(out)
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 reads 1e-05 (no dot) as text; the ledger's numbers are numbers, as the tool's reader takes them."""
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+$"),
+                              list("-+0123456789"))
+
+
 def load(path):
     with open(path) as f:
-        return yaml.safe_load(f)
+        return yaml.load(f, Loader=_Loader)
 
 
 def main(argv):
