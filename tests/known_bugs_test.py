@@ -94,6 +94,16 @@ def check_entry(e, known_ops, releases, where):
             problems.append(where + ": a fix needs fix_merged and fix_evidence (how it is known to be the fix)")
     if "fix_merged" in e and "fix" not in e:
         problems.append(where + ": fix_merged without a fix")
+    if "fix_candidate" in e:
+        if "fix" in e:
+            problems.append(where + ": a fix_candidate beside a fix (a candidate is a pull request whose merge is unseen)")
+        if not FIX.match(str(e["fix_candidate"])):
+            problems.append("{}: fix_candidate {!r} is not a pytorch/pytorch pull request or commit".format(
+                where, e["fix_candidate"]))
+        if not e.get("fix_candidate_note"):
+            problems.append(where + ": a fix_candidate needs fix_candidate_note (what it says and what is unseen)")
+    elif "fix_candidate_note" in e:
+        problems.append(where + ": fix_candidate_note without a fix_candidate")
     if e.get("seen_in_note") and "seen_in" not in e:
         problems.append(where + ": seen_in_note without seen_in")
     rule = ledger.fixed_in(e, releases)
@@ -169,10 +179,11 @@ def main():
               "entries": [{"id": "pytorch-1", "ops": ["aten::no_such_op"], "dtypes": ["flaot32"], "when": ["rank:5"],
                            "kind": "slow", "fixed_in": "2.5.0", "source": "https://github.com/pytorch/pytorch/issues/2",
                            "summary": "x", "checked": "2026-11-28", "fix": "https://github.com/pytorch/pytorch/pull/3",
-                           "fix_merged": "2025-07-01", "fix_evidence": "merged",
+                           "fix_merged": "2025-07-01", "fix_evidence": "merged", "fix_candidate": "a PR",
                            "repro": {"op": "aten::sin", "args": {}}}]}
     found = check(broken, known_ops, releases)
-    expected = ["source", "aten::no_such_op", "flaot32", "rank:5", "slow", "rule", "sin"]
+    expected = ["source", "aten::no_such_op", "flaot32", "rank:5", "slow", "rule", "sin", "beside a fix",
+                "fix_candidate 'a PR'", "needs fix_candidate_note"]
     missed = [word for word in expected if not any(word in p for p in found)]
     if missed:
         problems.append("the checker misses problems of a broken entry ({}): {}".format(missed, found))

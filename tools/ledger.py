@@ -23,7 +23,8 @@ LEDGER = os.path.join(ROOT, "data", "mps_known_bugs.yaml")
 RELEASES = os.path.join(ROOT, "data", "pytorch_releases.yaml")
 FORMAT = "mps-audit-known-bugs/2"
 KEYS = ("id", "source", "summary", "kind", "ops", "dtypes", "when", "when_detail", "seen_in", "seen_in_note", "macos",
-        "chips", "fix", "fix_merged", "fix_evidence", "cherry_picked_into", "fixed_in_stated", "fixed_in", "checked",
+        "chips", "fix", "fix_merged", "fix_evidence", "cherry_picked_into", "fixed_in_stated", "fix_candidate",
+        "fix_candidate_note", "fixed_in", "checked",
         "repro", "repro_note")
 HEADER = """\
 # Known MPS bugs users met on real Macs, from PyTorch's public issues and pull requests: the form, the rule behind
