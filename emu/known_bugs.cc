@@ -146,6 +146,7 @@ class Reader : public YamlReader {
     b.fix = scalar(e, "fix", false);
     b.fix_merged = date(e, "fix_merged", false);
     if (!b.fix.empty() && b.fix_merged.empty()) fail(e["fix"], "a fix needs 'fix_merged': the date it merged");
+    b.fix_candidate = scalar(e, "fix_candidate", false);
     b.checked = date(e, "checked", false);
     b.macos = scalar(e, "macos", false);
     if (!b.macos.empty()) {
@@ -177,8 +178,12 @@ class Reader : public YamlReader {
 
 // "seen in 2.7.0, fixed in 2.14.0" / "not fixed as of 2.11.0"
 std::string history(const KnownBug& b, const std::string& release) {
-  return fmt::format("{}{}", b.seen_in == "unknown" ? "" : "seen in " + b.seen_in + ", ",
-                     b.fixed_in == "unknown" ? "not known fixed as of " + release : "fixed in " + b.fixed_in);
+  return fmt::format(
+      "{}{}", b.seen_in == "unknown" ? "" : "seen in " + b.seen_in + ", ",
+      b.fixed_in != "unknown" ? "fixed in " + b.fixed_in
+      : b.fix_candidate.empty()
+          ? "not known fixed as of " + release
+          : fmt::format("not known fixed as of {} (a fix proposed, its merge unseen: {})", release, b.fix_candidate));
 }
 
 }  // namespace
@@ -267,6 +272,7 @@ KnownBugNote note_of(const KnownBug& b) {
   note.when = b.condition_text();
   note.seen_in = b.seen_in;
   note.fixed_in = b.fixed_in;
+  note.fix_candidate = b.fix_candidate;
   note.source = b.source;
   note.summary = b.summary;
   return note;

@@ -42,6 +42,7 @@ struct KnownBug {
   // condition_met()).
   std::vector<std::string> when;
   std::string when_detail, kind, seen_in, seen_in_note, fixed_in, macos, source, fix, fix_merged, summary, checked;
+  std::string fix_candidate;  // a pull request that says it fixes the thread, whose merge does not show
   MacosBounds bounds;
   std::vector<Chip> chips;  // empty: every chip
   std::optional<KnownBugRepro> repro;

@@ -78,8 +78,7 @@ std::string expectation_text(const ReplayedCall& c) {
     const char* how = b.applies ? "meets"
                       : b.maybe ? "may meet"
                                 : "meets, outside the releases the ledger places it in,";
-    parts.push_back(fmt::format("{} {} ({} when {}: {}; {})", how, b.id, b.kind, b.when, b.met_by,
-                                b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in));
+    parts.push_back(fmt::format("{} {} ({} when {}: {}; {})", how, b.id, b.kind, b.when, b.met_by, fixed_words(b)));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }

@@ -197,15 +197,13 @@ nlohmann::json page_data(const std::vector<Results>& runs, const std::vector<std
         conditional += fmt::format(
             "{}{} under {}{}{}", conditional.empty() ? "" : "\n", f.failure, f.condition, evidence_words(f),
             f.bug.empty() ? (f.message.empty() ? "" : ": " + first_line(f.message))
-                          : fmt::format(": {} {} ({})", f.bug, f.link,
-                                        f.fixed_in == "unknown" ? "not known fixed" : "fixed in " + f.fixed_in));
+                          : fmt::format(": {} {} ({})", f.bug, f.link, fixed_words(f.fixed_in, f.fix_candidate)));
       }
       for (const auto& b : r.known_bugs) {
         if (b.applies) continue;  // conditional, above
-        expectation +=
-            fmt::format("{}known bug {} ({} when {}{}; {}): {} {}", expectation.empty() ? "" : " · ", b.id, b.kind,
-                        b.when, b.met_by.empty() ? ", not met here" : ", met by " + b.met_by,
-                        b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in, b.summary, b.source);
+        expectation += fmt::format("{}known bug {} ({} when {}{}; {}): {} {}", expectation.empty() ? "" : " · ", b.id,
+                                   b.kind, b.when, b.met_by.empty() ? ", not met here" : ", met by " + b.met_by,
+                                   fixed_words(b), b.summary, b.source);
       }
       json rec = {op,
                   column.at(r.dtype),

@@ -245,9 +245,7 @@ void add_failures(MarkdownWriter& w, const Analysis& a) {
 // (Note [Conditional failures] in emu/known_bugs.cc): "pass; wrong results under a non-contiguous view at a storage
 // offset, pytorch-169342, not known fixed".
 std::string conditional_cell(const ConditionalFailure& f) {
-  const std::string fixed = f.bug.empty()             ? ""
-                            : f.fixed_in == "unknown" ? ", not known fixed"
-                                                      : ", fixed in " + f.fixed_in;
+  const std::string fixed = f.bug.empty() ? "" : ", " + fixed_words(f.fixed_in, f.fix_candidate);
   const std::string bug = f.bug.empty() ? "" : fmt::format(", [{}]({}){}", f.bug, f.link, fixed);
   return markdown_cell(
              fmt::format("{}; {} under {}{}", to_string(f.verdict), f.failure, f.condition, evidence_words(f)), 240) +

@@ -257,9 +257,8 @@ Evidence evidence_of(const std::vector<ProbeResult>& records) {
       }
     }
     for (const auto& b : r.known_bugs) {
-      const std::string history =
-          fmt::format("{}; {}", b.seen_in == "unknown" ? "first seen: not said" : "seen in " + b.seen_in,
-                      b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in);
+      const std::string history = fmt::format(
+          "{}; {}", b.seen_in == "unknown" ? "first seen: not said" : "seen in " + b.seen_in, fixed_words(b));
       EvidenceRow& row = b.applies                      ? row_for(e.conditional, conditional, b.id)
                          : !b.decided                   ? row_for(e.annotations, annotations, b.id)
                          : r.verdict == Verdict::kXpass ? row_for(e.looks_fixed, looks_fixed, b.id)

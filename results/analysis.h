@@ -112,7 +112,7 @@ struct ConditionalFailure {
   bool observed = false;             // the target showed it; else a known bug predicts it
   std::string message;               // what the target gave under the condition, where it failed there itself
   bool limit = false;                // a limit of MPS the emulated kernel enforced (emu/mps_limits.h) gave it
-  std::string bug, link, seen_in, fixed_in, summary;  // the known bug behind it, where one is
+  std::string bug, link, seen_in, fixed_in, fix_candidate, summary;  // the known bug behind it, where one is
 };
 std::vector<ConditionalFailure> conditional_failures(const std::vector<ProbeResult>& records);
 // " (observed)", " (an MPS limit, emulated)" or "": what a conditional failure rests on, for the reports.

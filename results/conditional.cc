@@ -35,6 +35,7 @@ void describe_bug(ConditionalFailure& f, const KnownBugNote& b) {
   f.link = b.source;
   f.seen_in = b.seen_in;
   f.fixed_in = b.fixed_in;
+  f.fix_candidate = b.fix_candidate;
   f.summary = b.summary;
   if (f.failure.empty()) f.failure = bug_kind_words(b.kind);
 }

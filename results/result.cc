@@ -159,9 +159,18 @@ std::string bug_condition_words(const KnownBugNote& b) {
   return b.when == "any" ? "for every input" : "under a condition: " + when_words(b.when);
 }
 
+std::string fixed_words(const std::string& fixed_in, const std::string& fix_candidate) {
+  if (fixed_in != "unknown") return "fixed in " + fixed_in;
+  if (fix_candidate.empty()) return "not known fixed";
+  return "not known fixed (a fix proposed, its merge unseen: " + fix_candidate + ")";
+}
+
+std::string fixed_words(const KnownBugNote& b) {
+  return fixed_words(b.fixed_in, b.fix_candidate);
+}
+
 std::string known_bug_brief(const KnownBugNote& b, const std::string& id) {
-  return fmt::format("{} ({} {}; {})", id, bug_kind_words(b.kind), bug_condition_words(b),
-                     b.fixed_in == "unknown" ? "not known fixed" : "fixed in " + b.fixed_in);
+  return fmt::format("{} ({} {}; {})", id, bug_kind_words(b.kind), bug_condition_words(b), fixed_words(b));
 }
 
 bool conditional_failure(const ConditionOutcome& c) {

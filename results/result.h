@@ -111,6 +111,8 @@ struct KnownBugNote {
   // A recorded call may meet it: what the recording kept cannot tell (`met_by` says what; Note [Known bugs a call
   // meets] in model/calls_replay.cc).
   bool maybe = false;
+  // Where it is not known fixed: a pull request that says it fixes the thread, whose merge does not show.
+  std::string fix_candidate;
 };
 
 // A condition sample's own outcome (Note [Condition samples] in probe/condition_samples.cc): what the operator did
@@ -136,6 +138,10 @@ std::string bug_kind_words(const std::string& kind);
 // storage offset"; and with what it means: "for every input", "under a condition: non-contiguous, ...".
 std::string when_words(const std::string& when);
 std::string bug_condition_words(const KnownBugNote& b);
+// "fixed in 2.5.0", "not known fixed", or where a pull request says it fixes the thread but its merge does not show,
+// "not known fixed (a fix proposed, its merge unseen: URL)": every report's words for a known bug's fix.
+std::string fixed_words(const std::string& fixed_in, const std::string& fix_candidate);
+std::string fixed_words(const KnownBugNote& b);
 // "pytorch-169342 (wrong results under a condition: non-contiguous, at a storage offset; not known fixed)", the id
 // written as `id` (a link, in Markdown): the timeline's and the coverage page's words for a known bug.
 std::string known_bug_brief(const KnownBugNote& b, const std::string& id);

@@ -85,13 +85,26 @@ nlohmann::json to_json(const KnownBugNote& b) {
   if (!b.condition.empty()) j["condition"] = b.condition;
   if (b.applies) j["applies"] = true;
   if (b.maybe) j["maybe"] = true;
+  if (!b.fix_candidate.empty()) j["fix_candidate"] = b.fix_candidate;
   return j;
 }
 
 KnownBugNote known_bug_note_from_json(const nlohmann::json& j) {
-  return {j.value("id", ""),         j.value("kind", ""),      j.value("when", ""),      j.value("met_by", ""),
-          j.value("seen_in", ""),    j.value("fixed_in", ""),  j.value("source", ""),    j.value("summary", ""),
-          j.value("decided", false), j.value("condition", ""), j.value("applies", false)};
+  KnownBugNote b;
+  b.id = j.value("id", "");
+  b.kind = j.value("kind", "");
+  b.when = j.value("when", "");
+  b.met_by = j.value("met_by", "");
+  b.seen_in = j.value("seen_in", "");
+  b.fixed_in = j.value("fixed_in", "");
+  b.source = j.value("source", "");
+  b.summary = j.value("summary", "");
+  b.decided = j.value("decided", false);
+  b.condition = j.value("condition", "");
+  b.applies = j.value("applies", false);
+  b.maybe = j.value("maybe", false);
+  b.fix_candidate = j.value("fix_candidate", "");
+  return b;
 }
 
 nlohmann::json to_json(const ConditionOutcome& c) {

@@ -59,6 +59,8 @@ TEST(ResultsFile, TraitsSampleNotesAndKnownBugsRoundTrip) {
   p.sample_notes = {"sample 3: unsupported: a complex64 operand"};
   p.known_bugs.push_back({"pytorch-154881", "crash", "rank_ge:5", "a rank-5 argument", "2.7.0", "unknown",
                           "https://github.com/pytorch/pytorch/issues/154881", "cumsum on 5-D"});
+  p.known_bugs.back().maybe = true;
+  p.known_bugs.back().fix_candidate = "https://github.com/pytorch/pytorch/pull/154900";
   const Results b = parse_results(render_results_json(a), "x.json");
   const ProbeResult& q = b.records.at(0);
   EXPECT_TRUE(q.traits == p.traits);
@@ -67,9 +69,31 @@ TEST(ResultsFile, TraitsSampleNotesAndKnownBugsRoundTrip) {
   ASSERT_EQ(q.known_bugs.size(), 1u);
   EXPECT_EQ(q.known_bugs[0].met_by, "a rank-5 argument");
   EXPECT_EQ(q.known_bugs[0].source, "https://github.com/pytorch/pytorch/issues/154881");
+  EXPECT_TRUE(q.known_bugs[0].maybe);
+  EXPECT_EQ(q.known_bugs[0].fix_candidate, "https://github.com/pytorch/pytorch/pull/154900");
   EXPECT_EQ(render_results_json(b), render_results_json(a));
   // A record without any of them writes none of them.
   EXPECT_EQ(render_results_json(sample()).find("traits"), std::string::npos);
+}
+
+// A known bug's fix in every report's words: the release, or not known, with a pull request that says it fixes the
+// thread where its merge does not show.
+TEST(ResultsFile, AFixProposedButNotSeenMergedIsSaidSo) {
+  KnownBugNote b;
+  b.fixed_in = "2.5.0";
+  EXPECT_EQ(fixed_words(b), "fixed in 2.5.0");
+  b.fixed_in = "unknown";
+  EXPECT_EQ(fixed_words(b), "not known fixed");
+  b.fix_candidate = "https://github.com/pytorch/pytorch/pull/125318";
+  EXPECT_EQ(fixed_words(b),
+            "not known fixed (a fix proposed, its merge unseen: "
+            "https://github.com/pytorch/pytorch/pull/125318)");
+  b.id = "pytorch-96614";
+  b.kind = "wrong_result";
+  b.when = "any";
+  EXPECT_EQ(known_bug_brief(b, b.id),
+            "pytorch-96614 (wrong results for every input; not known fixed (a fix proposed, "
+            "its merge unseen: https://github.com/pytorch/pytorch/pull/125318))");
 }
 
 // Two samples' traits together: the larger of each number, any of each flag, the keywords of both once, sorted.
