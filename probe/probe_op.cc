@@ -216,13 +216,13 @@ class OpProbe {
   }
 
   // Without samples in the spec: the calls recorded from PyTorch's OpInfo samples (probe/recorded_samples.h), at
-  // most three (a program's calls: each distinct one, Recordings::samples_per_probe); synthesis only when there are
-  // none or the CPU rejects every one.
+  // most three; synthesis only when there are none or the CPU rejects every one. A program's calls (each distinct
+  // one, Recordings::samples_per_probe) are replayed whatever the spec's samples: they are what the replay is of.
   // An out= variant without recordings of its own replays its functional twin's, with out tensors made to match.
   void gather_recordings() {
-    if (entry_ && !entry_->samples.empty()) return;
     const Recordings* recordings = recordings_;
     if (!recordings) return;
+    if (entry_ && !entry_->samples.empty() && !recordings->program()) return;
     std::vector<RecordedSample> recorded = recordings->samples(op_name_, dtype_label_);
     const auto twin = recorded.empty() ? functional_twin(op_->schema()) : std::nullopt;
     if (twin) {
