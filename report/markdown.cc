@@ -15,6 +15,10 @@
 namespace mps_audit {
 namespace {
 
+// The rows a long table shows (failures by message or operator, conditional failures, fallback operators, notes):
+// enough to read, few enough that every section after it fits the page's limit; every row is in results.json.
+constexpr size_t kLongTableRows = 15;
+
 std::string percent(size_t k, size_t n) {
   return n == 0 ? "0.0%" : fmt::format("{:.1f}%", 100.0 * static_cast<double>(k) / static_cast<double>(n));
 }
@@ -113,10 +117,15 @@ void add_evidence(MarkdownWriter& w, const Evidence& e) {
         "\n## Known bugs that look fixed: confirm and close\n\nA sample met each bug's condition here and passed.\n\n");
     w.table(head, evidence_rows(e.looks_fixed), "fixed bugs");
   }
-  if (!e.annotations.empty()) {
-    w.add("\n## Notes, not verdicts\n\nEvidence that decided no verdict: each record carries it in results.json.\n\n");
-    w.table(head, evidence_rows(e.annotations), "notes");
-  }
+}
+
+// Evidence that decided no verdict: after the failures, which a reader looks for first, so that a long list of notes
+// (1.13.1's lists call a thousand pairs flaky or not seen passing) never crowds them out of the page's limit.
+void add_notes(MarkdownWriter& w, const Evidence& e) {
+  if (e.annotations.empty()) return;
+  w.add("\n## Notes, not verdicts\n\nEvidence that decided no verdict: each record carries it in results.json.\n\n");
+  w.table("| evidence | op x dtype | what | for example |\n| --- | ---: | --- | --- |\n", evidence_rows(e.annotations),
+          "notes", kLongTableRows);
 }
 
 // The title, what a reader must know before the figures (an emulated target, probes the linked libtorch cannot run,
@@ -206,7 +215,7 @@ void add_fallbacks(MarkdownWriter& w, const Analysis& a) {
     if (rows.empty()) continue;
     w.add(fmt::format("\n### {}: {}\n\n", tier_title(tier), rows.size()));
     w.table(matrix_head("| operator | registry |", "| --- | --- |", a.dtypes, " ran on the CPU |", " --- |"), rows,
-            fmt::format("fallback operators ({})", to_string(tier)));
+            fmt::format("fallback operators ({})", to_string(tier)), kLongTableRows);
   }
 }
 
@@ -232,9 +241,9 @@ void add_failures(MarkdownWriter& w, const Analysis& a) {
                           s.by_operator.size(), s.by_message.size()),
               [&] {
                 w.table("By message:\n\n| op x dtype | message | for example |\n| ---: | --- | --- |\n", by_message,
-                        name + " messages");
+                        name + " messages", kLongTableRows);
                 w.table("\nBy operator:\n\n| operator | dtypes | message |\n| --- | --- | --- |\n", by_operator,
-                        name + " operators");
+                        name + " operators", kLongTableRows);
               });
   }
 }
@@ -269,7 +278,7 @@ void add_conditional(MarkdownWriter& w, const Analysis& a) {
       "on any.\n\n",
       a.conditional_records));
   w.table("| operator | dtype | verdict; fails under | what |\n| --- | --- | --- | --- |\n", rows,
-          "conditional failures");
+          "conditional failures", kLongTableRows);
 }
 
 void add_skips(MarkdownWriter& w, const Analysis& a) {
@@ -316,9 +325,11 @@ std::string render_markdown(const Results& results, const RenderOptions& options
   add_worst_offenders(w, a);
   // Before the long tables: what the known failures rest on is short, and what a reader asks first of a prediction.
   add_evidence(w, a.evidence);
-  add_fallbacks(w, a);
+  // What fails before what only runs slower: a long list of fallbacks must not crowd the failures out of the limit.
   add_failures(w, a);
   add_conditional(w, a);
+  add_fallbacks(w, a);
+  add_notes(w, a.evidence);
   add_stale_entries(w, results);
   add_skips(w, a);
   // The matrix last: it is the largest, and every row of it is in results.html too.

@@ -34,8 +34,9 @@ class MarkdownWriter {
     body();
     out_ += "\n</details>\n";  // from the reserve
   }
-  // A table: as many rows as fit, then a line saying how many did not.
-  void table(const std::string& head, const std::vector<std::string>& rows, const std::string& what) {
+  // A table: as many rows as fit, at most `max_rows`, then a line saying how many are not shown.
+  void table(const std::string& head, const std::vector<std::string>& rows, const std::string& what,
+             size_t max_rows = SIZE_MAX) {
     if (rows.empty()) return;
     if (out_.size() + head.size() >= limit_) {
       left_out_.push_back(fmt::format("{} ({} rows)", what, rows.size()));
@@ -44,6 +45,10 @@ class MarkdownWriter {
     out_ += head;
     size_t shown = 0;
     for (const auto& row : rows) {
+      if (shown == max_rows) {
+        out_ += fmt::format("\n_The first {} of {} rows; every row is in {}._\n", shown, rows.size(), rest_is_in_);
+        return;
+      }
       if (out_.size() + row.size() >= limit_) break;
       out_ += row;
       ++shown;

@@ -91,6 +91,30 @@ TEST(Reports, MarkdownStaysWithinItsLimitAndSaysWhatItLeftOut) {
   EXPECT_EQ(render_markdown(big, options).find("Left out"), std::string::npos);
 }
 
+// A long table shows its first rows, so that the sections after it fit too: what fails before what only runs slower,
+// the notes last; every row stays in results.json.
+TEST(Reports, MarkdownShowsTheFirstRowsOfLongTablesAndEverySection) {
+  Results big = fixture("run.json");
+  const std::vector<ProbeResult> some = big.records;
+  for (int i = 0; i < 400; ++i) {
+    for (ProbeResult r : some) {
+      r.op += std::to_string(i);
+      big.records.push_back(r);
+    }
+  }
+  const std::string md = render_markdown(big, RenderOptions());
+  EXPECT_NE(md.find("_The first 15 of 802 rows; every row is in results.json"), std::string::npos) << md.size();
+  const size_t failures = md.find("## Failures"), conditional = md.find("## Conditional failures"),
+               fallbacks = md.find("## Fall back to the CPU");
+  ASSERT_NE(fallbacks, std::string::npos) << md.substr(md.size() - 600);
+  EXPECT_LT(failures, conditional);
+  EXPECT_LT(conditional, fallbacks);
+  // Only the matrix, last and the largest, is left out of the limit (the whole of it is in results.html).
+  const std::string left_out = md.substr(md.find("Left out"));
+  EXPECT_EQ(left_out.rfind("Left out to stay within 65000 characters: matrix (", 0), 0u) << left_out;
+  EXPECT_EQ(left_out.find(';'), std::string::npos) << left_out;
+}
+
 TEST(Reports, MarkdownSaysARunIsIncomplete) {
   Results run = fixture("run.json");
   EXPECT_NE(render_markdown(run).find("**Incomplete run** (stopped by SIGINT): 17 of 19 planned probes finished, "
