@@ -178,12 +178,8 @@ class Reader : public YamlReader {
 
 // "seen in 2.7.0, fixed in 2.14.0" / "not fixed as of 2.11.0"
 std::string history(const KnownBug& b, const std::string& release) {
-  return fmt::format(
-      "{}{}", b.seen_in == "unknown" ? "" : "seen in " + b.seen_in + ", ",
-      b.fixed_in != "unknown" ? "fixed in " + b.fixed_in
-      : b.fix_candidate.empty()
-          ? "not known fixed as of " + release
-          : fmt::format("not known fixed as of {} (a fix proposed, its merge unseen: {})", release, b.fix_candidate));
+  return fmt::format("{}{}", b.seen_in == "unknown" ? "" : "seen in " + b.seen_in + ", ",
+                     fixed_words(b.fixed_in, b.fix_candidate, release));
 }
 
 }  // namespace

@@ -159,10 +159,11 @@ std::string bug_condition_words(const KnownBugNote& b) {
   return b.when == "any" ? "for every input" : "under a condition: " + when_words(b.when);
 }
 
-std::string fixed_words(const std::string& fixed_in, const std::string& fix_candidate) {
+std::string fixed_words(const std::string& fixed_in, const std::string& fix_candidate, const std::string& as_of) {
   if (fixed_in != "unknown") return "fixed in " + fixed_in;
-  if (fix_candidate.empty()) return "not known fixed";
-  return "not known fixed (a fix proposed, its merge unseen: " + fix_candidate + ")";
+  const std::string unknown = as_of.empty() ? "not known fixed" : "not known fixed as of " + as_of;
+  if (fix_candidate.empty()) return unknown;
+  return unknown + " (a fix proposed, its merge unseen: " + fix_candidate + ")";
 }
 
 std::string fixed_words(const KnownBugNote& b) {

@@ -139,8 +139,9 @@ std::string bug_kind_words(const std::string& kind);
 std::string when_words(const std::string& when);
 std::string bug_condition_words(const KnownBugNote& b);
 // "fixed in 2.5.0", "not known fixed", or where a pull request says it fixes the thread but its merge does not show,
-// "not known fixed (a fix proposed, its merge unseen: URL)": every report's words for a known bug's fix.
-std::string fixed_words(const std::string& fixed_in, const std::string& fix_candidate);
+// "not known fixed (a fix proposed, its merge unseen: URL)": every report's words for a known bug's fix; with
+// `as_of`, "not known fixed as of 2.11.0 ...".
+std::string fixed_words(const std::string& fixed_in, const std::string& fix_candidate, const std::string& as_of = "");
 std::string fixed_words(const KnownBugNote& b);
 // "pytorch-169342 (wrong results under a condition: non-contiguous, at a storage offset; not known fixed)", the id
 // written as `id` (a link, in Markdown): the timeline's and the coverage page's words for a known bug.

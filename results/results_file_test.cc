@@ -88,6 +88,10 @@ TEST(ResultsFile, AFixProposedButNotSeenMergedIsSaidSo) {
   EXPECT_EQ(fixed_words(b),
             "not known fixed (a fix proposed, its merge unseen: "
             "https://github.com/pytorch/pytorch/pull/125318)");
+  EXPECT_EQ(fixed_words(b.fixed_in, b.fix_candidate, "2.11.0"),
+            "not known fixed as of 2.11.0 (a fix proposed, its merge unseen: "
+            "https://github.com/pytorch/pytorch/pull/125318)");
+  EXPECT_EQ(fixed_words("unknown", "", "2.11.0"), "not known fixed as of 2.11.0");
   b.id = "pytorch-96614";
   b.kind = "wrong_result";
   b.when = "any";
