@@ -30,6 +30,7 @@
 #include "recorder/recorder.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -113,6 +114,12 @@ struct Recording {
   mpsa_site_fn site_fn = nullptr;
   at::CallbackHandle handle = at::INVALID_CALLBACK_HANDLE;
   std::unordered_map<const char*, OpInfo> ops;  // by RecordFunction::name(), the schema's own string
+  // The operators last looked up, by their name's address (Note [The operator of a call]).
+  struct OpSlot {
+    const char* name = nullptr;
+    const OpInfo* info = nullptr;
+  };
+  std::array<OpSlot, 1024> recent_ops{};
   std::unordered_map<std::string, size_t> index;
   std::vector<std::unique_ptr<Call>> calls;
   std::vector<std::pair<std::string, std::string>> contexts;  // (test, when)
@@ -145,12 +152,25 @@ struct ThreadState {
 // One thread_local, reached once a callback: each is a call into the loader from a shared library.
 thread_local ThreadState t_state;
 
+// Note [The operator of a call]
+// Every callback asks what operator it is in. An operator's RecordFunction is named by its schema's own string, which
+// lives as long as the operator, so its address names it: OpInfo is kept by that address, and a small direct-mapped
+// table of the ones last looked up answers nearly every call from memory the callbacks keep warm (a hash table of big
+// nodes allocated among the program's own memory cost a cache miss or two a call). A scope that is no operator
+// (autograd's "autograd::engine::evaluate_function: MulBackward0", a name given in Python) is named by a string of its
+// own RecordFunction, a new address nearly every time: it is kept nowhere (once, the recording grew by an entry a
+// backward node) and answered by one OpInfo for all of them. Both tables are read and written under the lock.
 const OpInfo& op_info(const at::RecordFunction& fn) {
+  static const OpInfo kScope;
   Recording& r = rec();
   const char* name = fn.name();
-  if (auto it = r.ops.find(name); it != r.ops.end()) return it->second;
-  OpInfo info;
-  if (const auto op_name = fn.operator_name()) {
+  auto& slot = r.recent_ops[(reinterpret_cast<uintptr_t>(name) >> 3) % r.recent_ops.size()];
+  if (slot.name == name) return *slot.info;
+  const OpInfo* found = nullptr;
+  if (auto it = r.ops.find(name); it != r.ops.end()) {
+    found = &it->second;
+  } else if (const auto op_name = fn.operator_name()) {
+    OpInfo info;
     info.op = true;
     info.name = op_name->name + (op_name->overload_name.empty() ? "" : "." + op_name->overload_name);
     info.aten = op_name->name.rfind("aten::", 0) == 0;
@@ -162,8 +182,12 @@ const OpInfo& op_info(const at::RecordFunction& fn) {
         info.types.push_back(a.real_type()->str());
       }
     }
+    found = &r.ops.emplace(name, std::move(info)).first->second;
+  } else {
+    return kScope;
   }
-  return r.ops.emplace(name, std::move(info)).first->second;
+  slot = {name, found};
+  return *found;
 }
 
 // A new distinct call's entry; nullopt, with the reason counted, when it cannot be kept.
