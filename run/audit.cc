@@ -112,8 +112,8 @@ AuditedRun audit_run(const RunRequest& request, const Results* baseline, std::os
       },
       [&](size_t i, ProbeResult& r) {
         plan.annotate(r, request.target);
-        journal.add(i, r);
         progress.update(++ran, r);
+        journal.add(i, std::move(r));
       });
   if (!stopped_by && stop_signal()) stopped_by = stop_signal();              // it came after the last result
   if (stopped_by && journal.finished == plan.probes.size()) stopped_by = 0;  // too late to lose anything

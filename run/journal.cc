@@ -141,10 +141,10 @@ Journal parse_journal(const std::string& text, const std::string& path) {
   return journal;
 }
 
-void RunJournal::add(size_t i, const ProbeResult& r) {
+void RunJournal::add(size_t i, ProbeResult r) {
   writer->line(to_json(r));
   MPS_AUDIT_ASSERT(!done[i], "a second record of one probe");
-  results[i] = r;
+  results[i] = std::make_unique<ProbeResult>(std::move(r));
   done[i] = true;
   ++finished;
 }
@@ -170,7 +170,7 @@ void take_records(RunJournal& journal, Journal& recorded, const RunPlan& plan, c
     }
     if (!journal.done[it->second]) ++journal.finished;
     journal.done[it->second] = true;
-    journal.results[it->second] = std::move(r);
+    journal.results[it->second] = std::make_unique<ProbeResult>(std::move(r));
   }
 }
 
@@ -205,7 +205,7 @@ RunJournal open_journal(const RunRequest& request, const RunPlan& plan, std::ost
     const auto it = plan.not_probed.find(plan.probes[i].op);
     if (journal.done[i] || it == plan.not_probed.end()) continue;
     journal.add(i, not_probed_record(plan.probes[i], it->second, plan.statuses));
-    if (skip_reason(journal.results[i]) == "linked_libtorch") ++left_out;
+    if (skip_reason(*journal.results[i]) == "linked_libtorch") ++left_out;
   }
   if (left_out) {
     err << fmt::format(

@@ -79,7 +79,7 @@ Results finish_results(RunEnvironment env, bool host_described, const RunRequest
   if (stopped_by) doc.run.interrupted = signal_name(stopped_by);
   doc.records.reserve(journal.finished);
   for (size_t i = 0; i < plan.probes.size(); ++i) {
-    if (journal.done[i]) doc.records.push_back(std::move(journal.results[i]));
+    if (journal.done[i]) doc.records.push_back(std::move(*journal.results[i]));
   }
   MPS_AUDIT_ASSERT(stopped_by || doc.records.size() == plan.probes.size(), "a planned probe without a record");
   // Which release first had a native MPS kernel of each operator, when the HTML report asks for it (Note [Native
