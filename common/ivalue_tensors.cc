@@ -54,7 +54,7 @@ std::optional<std::string> argument_text(const c10::IValue& v) {
     for (const bool b : v.toBoolList()) parts.push_back(b ? "true" : "false");
     return fmt::format("[{}]", fmt::join(parts, ", "));
   }
-  return std::nullopt;  // tensors, and what no `arg:` condition names (a dtype, a device, a generator)
+  return std::nullopt;  // tensors, and what no `arg:` condition names (a device, a generator); a dtype is an int here
 }
 
 }  // namespace mps_audit

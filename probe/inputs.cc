@@ -573,8 +573,15 @@ std::vector<Synthesis> synthesis_variants(const c10::FunctionSchema& schema) {
 SampleInputs make_inputs(const c10::FunctionSchema& schema, c10::ScalarType dtype, const Spec& spec,
                          const SampleSpec* sample, const std::string& seed_key, const Synthesis* how) {
   SampleInputs in;
-  // A spec sample of an out= variant (or of its bare name) names the twin's arguments; the out tensors follow.
-  if (auto twin = functional_twin(schema)) {
+  // A spec sample of an out= variant (or of its bare name) names the twin's arguments; the out tensors follow, unless
+  // it gives one itself (a known bug's out= view: its strides are the bug).
+  const auto gives_out = [&] {
+    const auto& a = schema.arguments();
+    return sample && std::any_of(a.begin(), a.end(), [&](const c10::Argument& arg) {
+             return is_out_argument(arg) && sample->args.count(arg.name());
+           });
+  };
+  if (auto twin = functional_twin(schema); twin && !gives_out()) {
     return out_variant_inputs(schema, *twin, make_inputs(twin->schema(), dtype, spec, sample, seed_key, how), dtype);
   }
   const OpTraits op = traits_of(schema);

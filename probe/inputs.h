@@ -26,6 +26,9 @@ struct SampleInputs {
   // Device arguments (on the CPU for the reference) that are the target's device on the target: a sample's `device:
   // mps`, a copy to the device.
   std::vector<size_t> target_device;
+  // A known bug's own call that the CPU refuses (an index out of range): the bug is that MPS does not. The target
+  // refusing it too is its pass; returning a result, its failure.
+  bool cpu_refuses = false;
 };
 
 // Ways to synthesize inputs when the spec gives no sample, tried in order until the CPU accepts them: the spec's

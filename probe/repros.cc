@@ -8,8 +8,11 @@
 //   that a program making it meets the bug: its outcome takes the bug's verdict where the release is the bug's (Note
 //   [Conditional failures] in emu/known_bugs.cc);
 // - on a real Mac it is a real test: where it still fails, the bug is confirmed; where it passes, the entry is an
-// xpass,
-//   "looks fixed: confirm and close", and the ledger goes stale loudly.
+//   xpass, "looks fixed: confirm and close", and the ledger goes stale loudly.
+// A call the CPU refuses (`cpu: raises`: an index out of range, a shape the CPU checks, where the bug is that MPS
+// takes it) has that refusal for its reference (SampleInputs::cpu_refuses): the target refusing it too is a pass,
+// a result from it a mismatch. A view in a repro is the thread's own layout, not a view of a base sample's values, so
+// its reference is the CPU's result on it alone.
 // Each is made on the meta device first, which says whether the operator takes its shapes and how many elements its
 // tensors and results hold. One whose hold more than kReproElementsLimit (the bugs past 2^31 elements or 4 GB, a
 // matrix product of tens of thousands) is not run: it would cost the audit seconds to minutes of the CPU, and the
@@ -127,6 +130,7 @@ std::vector<ConditionSample> repro_samples(const c10::OperatorHandle& op, const 
       } catch (const std::exception&) {
         continue;
       }
+      in.cpu_refuses = r.cpu_raises;
       if (in.unsupported.empty()) made.push_back({Condition::kRepro, std::move(in)});
       continue;
     }

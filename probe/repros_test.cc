@@ -2,17 +2,23 @@
 // ledger says (values, a view's strides and offset), and every call of the shipped ledger run on the CPU.
 #include "probe/repros.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <ATen/core/Tensor.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/diagnostics.h"
 #include "common/ivalue_tensors.h"
 #include "common/text.h"
 #include "probe/dtypes.h"
 #include "probe/inputs.h"
+#include "probe/sample_traits.h"
 #include "test_support.h"
 
 namespace mps_audit {
@@ -169,6 +175,15 @@ TEST(Repros, EveryKnownBugsOwnCallRunsOnTheCpu) {
         continue;
       }
       for (const auto& c : made) {
+        // The thread's call is one its entry's condition says: a repro that no atom of it meets is one of the two
+        // wrong. (Made on the CPU, it has no CPU scalar beside device tensors; that atom is the device's to tell.)
+        emu::KnownBug on_cpu = b;
+        on_cpu.when.erase(std::remove(on_cpu.when.begin(), on_cpu.when.end(), "cpu_scalar"), on_cpu.when.end());
+        const emu::ConditionMet met = emu::condition_met(on_cpu, sample_traits(op->schema(), c.inputs.args));
+        if (!met.yes() && !met.maybe()) {
+          problems.push_back(
+              fmt::format("{} {}: its repro does not meet its condition [{}]", b.id, dtype, fmt::join(b.when, ", ")));
+        }
         torch::jit::Stack stack(c.inputs.args.begin(), c.inputs.args.end());
         std::string raised;
         try {
@@ -197,6 +212,38 @@ TEST(Repros, EveryKnownBugsOwnCallRunsOnTheCpu) {
   }
   for (const auto& p : problems) ADD_FAILURE() << p;
   EXPECT_GT(ran, 100);
+}
+
+// An `arg:NAME` condition that no operator of its entry has an argument NAME for is met by no call.
+TEST(Repros, EveryArgumentConditionNamesAnArgumentOfItsOperators) {
+  const emu::KnownBugs bugs = emu::KnownBugs::load(testing::source_path("data/mps_known_bugs.yaml"));
+  std::map<std::string, std::set<std::string>> arguments;  // by operator, and by its name without an overload
+  for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    const auto handle = c10::Dispatcher::singleton().findOp(name);
+    if (!handle || !handle->hasSchema()) continue;
+    for (const auto& a : handle->schema().arguments()) {
+      arguments[c10::toString(name)].insert(a.name());
+      arguments[name.name].insert(a.name());
+    }
+  }
+  int checked = 0;
+  for (const emu::KnownBug& b : bugs.entries()) {
+    for (const std::string& atom : b.when) {
+      if (atom.rfind("arg:", 0) != 0) continue;
+      const std::string name = atom.substr(4, atom.find_first_of("=!<>") - 4);
+      bool known = false, has = false;
+      for (const std::string& op : b.ops) {
+        const auto it = arguments.find(op);
+        known = known || it != arguments.end();
+        has = has || (it != arguments.end() && it->second.count(name));
+      }
+      if (!known) continue;  // operators this libtorch lacks
+      ++checked;
+      EXPECT_TRUE(has) << b.id << ": no operator of [" << fmt::format("{}", fmt::join(b.ops, ", "))
+                       << "] has an argument '" << name << "'";
+    }
+  }
+  EXPECT_GT(checked, 20);
 }
 
 }  // namespace

@@ -174,7 +174,14 @@ void SampleProbe::reference() {
   try {
     expected_ = compute_reference();
   } catch (const std::exception& e) {
+    if (inputs_.cpu_refuses) {  // the refusal is the reference: the target should refuse it too
+      cpu_refusal_ = error_text(e);
+      return;
+    }
     decide(Verdict::kSkip, "no reference: the CPU raised: " + error_text(e));
+  }
+  if (inputs_.cpu_refuses && !decided) {
+    decide(Verdict::kSkip, "no reference: the CPU took a call the known bug says it refuses");
   }
 }
 
@@ -224,6 +231,10 @@ void SampleProbe::run_on_target(const std::function<void()>& before_target) {
     collect_fallbacks();
     compat::torch_warnings::set_warnAlways(false);
     out.warnings = warnings.messages;
+    if (!cpu_refusal_.empty()) {
+      decide(Verdict::kPass, fmt::format("refused, as the CPU refuses it: {}", error_text(e)));
+      return;
+    }
     decide(is_unsupported(e) ? Verdict::kUnsupported : Verdict::kError, error_text(e));
     out.by_limit = is_limit_error(e);
     return;
@@ -282,6 +293,16 @@ void SampleProbe::agree_with(const c10::IValue& other, const OpSpec* entry) {
 }
 
 void SampleProbe::judge(const Spec& spec, const OpSpec* entry, const std::string& dtype_label) {
+  if (!cpu_refusal_.empty()) {  // the target took what the CPU refuses
+    if (target_.device.is_meta()) {
+      decide(Verdict::kSkip,
+             "not judged: the CPU refuses this call for its values, which the meta device does not read");
+    } else {
+      decide(Verdict::kMismatch,
+             fmt::format("the target returned a result where the CPU refuses the call: {}", cpu_refusal_));
+    }
+    return;
+  }
   try {
     out.comparison = compare_to_reference(expected_, actual_cpu_, spec, entry, dtype_label);
   } catch (const std::exception& e) {  // outputs without memory to read (functorch's batched tensors)

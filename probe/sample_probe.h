@@ -98,6 +98,9 @@ class SampleProbe {
   Comparison compare_to_reference(const c10::IValue& expected, const c10::IValue& actual, const Spec& spec,
                                   const OpSpec* entry, const std::string& dtype_label);
 
+  // What the CPU said refusing a sample that it should refuse (SampleInputs::cpu_refuses); empty when it took it.
+  std::string cpu_refusal_;
+
   void decide(Verdict verdict, std::string message);
 
   // As PyTorch's MPS tests do: without a CPU kernel for a low-precision dtype, compute the reference in float32.

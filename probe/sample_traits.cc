@@ -11,14 +11,16 @@
 // - empty: no elements, except an out= argument, which the operator resizes before it writes;
 // - cpu_scalar: a 0-d tensor on the CPU beside tensors on a device (TensorIterator's CPU scalars);
 // - duplicate_indices, out_of_range_indices: an index argument (index_arguments()) with a value repeated (within a
-//   slice along `dim` for gather's and scatter's, whose slices address one row each), or a value outside [-n, n) for
-//   the size n of the dimension it indexes, where the schema says which (the CPU refuses such a value, so a sample
-//   that ran rarely has one);
+//   slice along `dim` for gather's and scatter's, whose slices address one row each), or a value outside [0, n) for
+//   the size n of the dimension it indexes, where the schema says which ([-n, n) for the operators that count a
+//   negative index from the end: index, index_put, take, put, index_fill); a loss's class target outside
+//   [0, classes) other than its ignore_index (the CPU refuses such values, so a sample that ran rarely has one);
 // - kwargs: keyword-only arguments (after `*` in the schema, out= excepted) given a value that is not their default;
 // - max_bytes: the most bytes of one tensor argument;
 // - nan, inf: a floating-point (or complex) tensor argument that holds a NaN, an infinity;
 // - args: every other argument's value as text (`arg:` conditions of the ledger: "arg:k>16"), its default where the
-//   sample left it out.
+//   sample left it out; a dtype and a loss's reduction by name, an optional tensor given as "tensor".
+// A factory (randn, zeros: no tensor argument) has the sizes of the tensor its `size` asks for.
 // Reading index values copies them to a sorted vector: index arguments are small, and the values are read from the
 // sample's CPU arguments, never from the device. So are NaNs and infinities, of tensors up to a million elements; of a
 // larger one, or one the CPU arguments lack, they are not known (values_unknown).
@@ -196,6 +198,63 @@ bool same_value(const c10::IValue& a, const c10::IValue& b) {
   }
 }
 
+// An argument's value as the ledger's `arg:` atoms name it: a dtype and a loss's reduction by their names
+// ("arg:dtype=int32", "arg:reduction=mean"), as they are integers in the call; an optional tensor given as "tensor"
+// ("arg:bias!=none"); the rest as argument_text says.
+std::optional<std::string> named_argument_text(const c10::Argument& a, const c10::IValue& v) {
+  const std::string type = a.real_type()->str();
+  if (v.isInt() && (type == "ScalarType" || type == "ScalarType?")) {
+    return dtype_name(static_cast<c10::ScalarType>(v.toInt()));
+  }
+  if (v.isInt() && a.name() == "reduction" && v.toInt() >= 0 && v.toInt() <= 2) {  // at::Reduction, as Python says it
+    return std::string(v.toInt() == 0 ? "none" : v.toInt() == 1 ? "mean" : "sum");
+  }
+  if (type == "Tensor?" && v.isTensor() && v.toTensor().defined()) return "tensor";  // given, beside "none"
+  return argument_text(v);
+}
+
+// Whether a loss's class targets (nll_loss's, cross_entropy_loss's: an integer target) hold a value outside
+// [0, classes) other than ignore_index, which the CPU refuses ("Target 5 is out of bounds").
+bool class_target_out_of_range(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
+                               const std::vector<c10::IValue>* values) {
+  const std::string base = schema.name().substr(schema.name().find("::") + 2);
+  if (base.rfind("nll_loss", 0) != 0 && base != "cross_entropy_loss") return false;
+  const at::Tensor* self = tensor_named(schema, args, "self");
+  const at::Tensor* target = tensor_named(schema, args, "target");
+  if (!self || !target || !integral(*target) || self->dim() == 0) return false;
+  const int64_t classes = self->size(self->dim() == 1 ? 0 : 1);
+  const c10::IValue* ignore = value_named(schema, args, "ignore_index");
+  const std::optional<int64_t> ignored = ignore && ignore->isInt() ? std::make_optional(ignore->toInt()) : std::nullopt;
+  at::Tensor source = *target;  // read from the CPU's arguments where given
+  for (size_t i = 0; values && i < schema.arguments().size(); ++i) {
+    const at::Tensor on_cpu = schema.arguments()[i].name() == "target" ? tensor_at(*values, i, -1) : at::Tensor();
+    if (on_cpu.defined()) source = on_cpu;
+  }
+  for (const int64_t v : sorted_values(source, std::nullopt).first) {
+    if ((v < 0 || v >= classes) && v != ignored) return true;
+  }
+  return false;
+}
+
+// A factory's (randn, zeros, full: no tensor argument) sizes are those of the tensor it makes: its `size`.
+void factory_shape(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args, SampleTraits& traits) {
+  const c10::IValue* size = value_named(schema, args, "size");
+  if (!size || !size->isIntList()) return;
+  const std::vector<int64_t> sizes = size->toIntVector();
+  const c10::IValue* dtype = value_named(schema, args, "dtype");
+  const c10::ScalarType type = dtype && dtype->isInt() ? static_cast<c10::ScalarType>(dtype->toInt())
+                                                       : c10::typeMetaToScalarType(c10::get_default_dtype());
+  int64_t numel = 1;
+  for (const int64_t s : sizes) {
+    numel *= s;
+    traits.max_size = std::max(traits.max_size, s);
+  }
+  traits.max_rank = static_cast<int>(sizes.size());
+  traits.max_numel = numel;
+  traits.max_bytes = numel * static_cast<int64_t>(c10::elementSize(type));
+  traits.empty = numel == 0;
+}
+
 }  // namespace
 
 std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
@@ -211,7 +270,7 @@ std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, co
       int k = 0;
       for (c10::IValue e : args[i].toList()) {
         if (e.isTensor() && e.toTensor().defined() && integral(e.toTensor())) {
-          IndexArgument index{i, k, e.toTensor(), std::nullopt, std::nullopt};
+          IndexArgument index{i, k, e.toTensor(), std::nullopt, /*wraps=*/true, std::nullopt};
           if (self && dim < self->dim()) index.bound = self->size(dim);
           found.push_back(std::move(index));
           ++dim;
@@ -225,7 +284,10 @@ std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, co
     if (is_index_name(a[i].name()) && args[i].isTensor() && args[i].toTensor().defined() &&
         integral(args[i].toTensor())) {
       const at::Tensor& index = args[i].toTensor();
-      IndexArgument found_one{i, -1, index, index_bound(schema, args), std::nullopt};
+      const std::string base = schema.name().substr(schema.name().find("::") + 2);
+      const bool wraps = base == "take" || base == "put" || base == "put_" || base == "take_along_dim" ||
+                         base == "index_fill" || base == "index_fill_";
+      IndexArgument found_one{i, -1, index, index_bound(schema, args), wraps, std::nullopt};
       const c10::IValue* dim = value_named(schema, args, "dim");
       if (index.dim() > 1 && dim && dim->isInt() && dim->toInt() >= -index.dim() && dim->toInt() < index.dim()) {
         found_one.along = dim->toInt() < 0 ? dim->toInt() + index.dim() : dim->toInt();
@@ -240,18 +302,19 @@ SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<
                            const std::vector<c10::IValue>* values) {
   SampleTraits traits;
   const auto& a = schema.arguments();
-  bool on_device = false, cpu_zero_dim = false;
+  bool on_device = false, cpu_zero_dim = false, any_tensor = false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (i >= args.size()) {  // left out: its default
-      if (const auto text = a[i].default_value() ? argument_text(*a[i].default_value()) : std::nullopt) {
+      if (const auto text = a[i].default_value() ? named_argument_text(a[i], *a[i].default_value()) : std::nullopt) {
         traits.args[a[i].name()] = {*text};
       }
       continue;
     }
     const bool out = is_out(a[i]);
-    if (const auto text = argument_text(args[i]); text && !out) traits.args[a[i].name()] = {*text};
+    if (const auto text = named_argument_text(a[i], args[i]); text && !out) traits.args[a[i].name()] = {*text};
     const c10::IValue* cpu_value = values && i < values->size() ? &(*values)[i] : nullptr;
     each_tensor(args[i], [&](const at::Tensor& t, int element) {
+      any_tensor = true;
       traits.max_rank = std::max<int>(traits.max_rank, static_cast<int>(t.dim()));
       traits.max_numel = std::max(traits.max_numel, t.numel());
       traits.max_bytes = std::max(traits.max_bytes, t.numel() * static_cast<int64_t>(t.element_size()));
@@ -288,6 +351,7 @@ SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<
   }
   traits.cpu_scalar = on_device && cpu_zero_dim;
   std::sort(traits.kwargs.begin(), traits.kwargs.end());
+  if (!any_tensor) factory_shape(schema, args, traits);
   for (const IndexArgument& index : index_arguments(schema, args)) {
     at::Tensor source = values ? tensor_at(*values, index.position, index.element) : at::Tensor();
     if (!source.defined()) source = index.index;
@@ -297,10 +361,11 @@ SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<
       traits.duplicate_indices = traits.duplicate_indices || std::adjacent_find(begin, end) != end;
       if (index.bound) {
         traits.out_of_range_indices =
-            traits.out_of_range_indices || *begin < -*index.bound || *(end - 1) >= *index.bound;
+            traits.out_of_range_indices || *begin < (index.wraps ? -*index.bound : 0) || *(end - 1) >= *index.bound;
       }
     }
   }
+  traits.out_of_range_indices = traits.out_of_range_indices || class_target_out_of_range(schema, args, values);
   return traits;
 }
 

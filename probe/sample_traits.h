@@ -34,7 +34,8 @@ struct IndexArgument {
   size_t position = 0;           // the argument's position in the schema
   int element = -1;              // its position in a Tensor?[] argument; -1 for a plain tensor argument
   at::Tensor index;              // as the sample holds it
-  std::optional<int64_t> bound;  // valid values are in [-bound, bound)
+  std::optional<int64_t> bound;  // valid values are in [0, bound), or [-bound, bound) where `wraps`
+  bool wraps = false;            // a negative value counts from the end (index, index_put, take, put, index_fill)
   // For an index of rank 2 or more beside a `dim` argument (gather, scatter): the dimension along which its values
   // address self; a value is repeated when it is within one slice along it.
   std::optional<int64_t> along;

@@ -7,6 +7,7 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/rand.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/tensor.h>
@@ -94,6 +95,37 @@ TEST(SampleTraits, KeywordOnlyArgumentsGivenAValueOtherThanTheirDefault) {
   EXPECT_TRUE(sample_traits(schema("aten::sin", "out"), {x, at::empty({0})}).kwargs.empty());
 }
 
+TEST(SampleTraits, ADtypeArgumentIsNamedAsTheLedgerNamesIt) {
+  // cumsum(Tensor self, int dim, *, ScalarType? dtype=None): the dtype is an int in the call, a name in the traits.
+  const auto& cumsum = schema("aten::cumsum");
+  const at::Tensor x = longs({1, 1, 1});
+  EXPECT_EQ(sample_traits(cumsum, {x, 0, c10::ScalarType::Int}).args.at("dtype"), std::vector<std::string>{"int32"});
+  EXPECT_EQ(sample_traits(cumsum, {x, 0, c10::IValue()}).args.at("dtype"), std::vector<std::string>{"none"});
+  EXPECT_EQ(sample_traits(cumsum, {x, 0}).args.at("dtype"), std::vector<std::string>{"none"});  // its default
+  EXPECT_EQ(sample_traits(cumsum, {x, 0}).args.at("dim"), std::vector<std::string>{"0"});       // an int stays one
+  // A loss's reduction (an int in the call) by Python's name; an optional tensor given or not.
+  const auto& bce = schema("aten::binary_cross_entropy");
+  const at::Tensor p = at::rand({2});
+  const SampleTraits weighted = sample_traits(bce, {p, p, p, int64_t{1}});
+  EXPECT_EQ(weighted.args.at("reduction"), std::vector<std::string>{"mean"});
+  EXPECT_EQ(weighted.args.at("weight"), std::vector<std::string>{"tensor"});
+  const SampleTraits plain = sample_traits(bce, {p, p, c10::IValue(), int64_t{0}});
+  EXPECT_EQ(plain.args.at("reduction"), std::vector<std::string>{"none"});
+  EXPECT_EQ(plain.args.at("weight"), std::vector<std::string>{"none"});
+}
+
+TEST(SampleTraits, AFactoryHasTheSizesOfWhatItMakes) {
+  // randn(SymInt[] size, *, ScalarType? dtype=None, ...): no tensor argument; its sizes are the result's.
+  const SampleTraits t = sample_traits(schema("aten::randn"), {std::vector<int64_t>{2, 1, 3, 4, 5}, c10::IValue(),
+                                                               c10::IValue(), c10::IValue(), c10::IValue()});
+  EXPECT_EQ(t.max_rank, 5);
+  EXPECT_EQ(t.max_size, 5);
+  EXPECT_EQ(t.max_numel, 120);
+  EXPECT_EQ(t.max_bytes, 480);  // float32, the default dtype
+  // An operator with a tensor argument keeps that tensor's: view's size is not a tensor's.
+  EXPECT_EQ(sample_traits(schema("aten::view"), {at::ones({6}), std::vector<int64_t>{1, 2, 3}}).max_rank, 1);
+}
+
 TEST(SampleTraits, RepeatedAndOutOfRangeIndicesOfIndexArguments) {
   // index_select(Tensor self, int dim, Tensor index): the index's values are rows of self along dim.
   const auto& select = schema("aten::index_select");
@@ -104,7 +136,22 @@ TEST(SampleTraits, RepeatedAndOutOfRangeIndicesOfIndexArguments) {
   EXPECT_TRUE(sample_traits(select, {self, int64_t{0}, longs({1, 3, 1})}).duplicate_indices);
   EXPECT_TRUE(sample_traits(select, {self, int64_t{0}, longs({0, 5})}).out_of_range_indices);
   EXPECT_TRUE(sample_traits(select, {self, int64_t{1}, longs({0, 3})}).out_of_range_indices);  // 3 columns
-  EXPECT_FALSE(sample_traits(select, {self, int64_t{1}, longs({-3, 2})}).out_of_range_indices);
+  // A negative index: index_select refuses it ("index out of range in self"); index_fill and take count it from the
+  // end, as far back as the dimension's size.
+  EXPECT_TRUE(sample_traits(select, {self, int64_t{1}, longs({-1, 2})}).out_of_range_indices);
+  const auto& fill = schema("aten::index_fill", "int_Scalar");
+  EXPECT_FALSE(sample_traits(fill, {self, int64_t{1}, longs({-3, 2}), 1.0}).out_of_range_indices);
+  EXPECT_TRUE(sample_traits(fill, {self, int64_t{1}, longs({-4, 2}), 1.0}).out_of_range_indices);
+  EXPECT_FALSE(sample_traits(schema("aten::take"), {self, longs({-15})}).out_of_range_indices);
+  // A loss's class targets: [0, classes) but its ignore_index.
+  const auto& nll = schema("aten::nll_loss_forward");
+  const c10::IValue none;
+  EXPECT_FALSE(
+      sample_traits(nll, {self, longs({0, 2, 1, 2, 0}), none, int64_t{1}, int64_t{-100}}).out_of_range_indices);
+  EXPECT_TRUE(sample_traits(nll, {self, longs({0, 3, 1, 2, 0}), none, int64_t{1}, int64_t{-100}}).out_of_range_indices);
+  EXPECT_FALSE(sample_traits(nll, {self, longs({0, -1, 1, 2, 0}), none, int64_t{1}, int64_t{-1}}).out_of_range_indices);
+  EXPECT_TRUE(
+      sample_traits(nll, {self, longs({0, -1, 1, 2, 0}), none, int64_t{1}, int64_t{-100}}).out_of_range_indices);
   // index.Tensor(Tensor self, Tensor?[] indices): each entry indexes the dimension after the ones before it took.
   c10::List<c10::optional<at::Tensor>> indices;
   indices.push_back(c10::nullopt);

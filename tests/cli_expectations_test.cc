@@ -273,6 +273,59 @@ TEST(CliExpectations, AKnownBugDecidesWhereASampleMetItAndLooksFixedWhereAMetSam
 }
 
 // A malformed ledger stops the run before it starts: file:line:col, exit 2.
+// Note [Known bugs' own calls] in probe/repros.cc: a repro's view is the thread's layout, and runs as it is; a repro
+// the CPU refuses runs on the target all the same, where a refusal is its pass.
+TEST(CliExpectations, EveryReproRunsAViewAsGivenAndACallTheCpuRefusesAsARefusal) {
+  TempDir dir;
+  dir.write("mps_known_bugs.yaml", R"(format: mps-audit-known-bugs/2
+entries:
+  - id: pytorch-5
+    source: https://github.com/pytorch/pytorch/issues/5
+    summary: neg writes a transposed out= tensor wrongly
+    kind: wrong_result
+    ops: [aten::neg.out]
+    dtypes: [float32]
+    when: [non_contiguous]
+    fixed_in: unknown
+    repro:
+      op: aten::neg.out
+      args: {self: {values: [[0.0, 1.0], [2.0, 3.0]]}, out: {shape: [2, 2], strides: [1, 2]}}
+  - id: pytorch-6
+    source: https://github.com/pytorch/pytorch/issues/6
+    summary: index_select takes an index out of range
+    kind: wrong_result
+    ops: [aten::index_select]
+    dtypes: [float32]
+    when: [out_of_range_indices]
+    fixed_in: unknown
+    repro:
+      op: aten::index_select
+      args: {self: {shape: [3, 2]}, dim: 0, index: {values: [-1], dtype: int64}}
+      cpu: raises
+)");
+  const auto cpu = run_mps_audit(
+      {"run", "--target", "cpu", "--spec", source_path("opspec.yaml"), "--out", dir.path() + "/cpu", "--no-progress",
+       "--ops", "^aten::(neg\\.out|index_select)$", "--dtypes", "float32", "--format", "json"},
+      {"MPS_AUDIT_DATA_DIR=" + dir.path()});
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  const auto doc = nlohmann::json::parse(slurp(dir.path() + "/cpu/results.json"));
+  std::map<std::string, nlohmann::json> repros;
+  for (const auto& r : doc["results"]) {
+    for (const auto& c : r.value("conditions", nlohmann::json::array())) {
+      if (c["sample"].get<std::string>().rfind("repro:", 0) == 0) repros[c["sample"]] = c;
+    }
+  }
+  ASSERT_TRUE(repros.count("repro:pytorch-5")) << doc.dump();
+  EXPECT_EQ(repros["repro:pytorch-5"]["verdict"], "pass");
+  EXPECT_EQ(repros["repro:pytorch-5"]["traits"].value("non_contiguous", false), true) << repros["repro:pytorch-5"];
+  ASSERT_TRUE(repros.count("repro:pytorch-6")) << doc.dump();
+  EXPECT_EQ(repros["repro:pytorch-6"]["verdict"], "pass");
+  EXPECT_EQ(repros["repro:pytorch-6"]["traits"].value("out_of_range_indices", false), true);
+  EXPECT_NE(repros["repro:pytorch-6"]["message"].get<std::string>().find("refused, as the CPU refuses it: "),
+            std::string::npos)
+      << repros["repro:pytorch-6"];
+}
+
 TEST(CliExpectations, AMalformedLedgerIsOneDiagnostic) {
   TempDir dir;
   const std::string release = testing::release_with_expectations(dir, "");
