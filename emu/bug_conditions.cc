@@ -4,7 +4,9 @@
 // A bug's `when` is a list of atoms that must all hold of one call (data/README.md lists them): `any`; what the
 // prober's traits of a sample say (results/result.h SampleTraits: rank, sizes, elements, bytes, a view, an offset,
 // channels-last, empty, repeated or out-of-range indices, a CPU scalar, NaN or infinity among the values); an
-// argument's value (`arg:k>16`, `arg:rounding_mode=floor`, `arg:dim=none`); and `other`, which no argument can tell,
+// argument's value (`arg:k>16`, `arg:rounding_mode=floor`, `arg:dim=none`; a dtype and a loss's reduction by name,
+// `arg:dtype=int32`, `arg:reduction=mean`; an optional tensor, `arg:bias!=none`, as Note [Traits of a sample] in
+// probe/sample_traits.cc writes them); and `other`, which no argument can tell,
 // with `when_detail` saying what. Each atom is met, not met, or cannot be told: a recorded call's tensor too large to
 // keep is described by its shape, so its index values, NaNs and infinities are not known; `other` is never told by
 // arguments alone. A sample meets the bug where every atom is met; may meet it where none is not met and some cannot
