@@ -402,11 +402,14 @@ class OpProbe {
     conditions_closed_ = true;
     // A program's calls (`mps-audit model --calls`) are replayed for what they do, over the program's own inputs.
     const Recordings* recordings = recordings_;
-    if (crashed_ || base_score_ < 0 || (recordings && recordings->program())) return;
+    if (crashed_ || (recordings && recordings->program())) return;
     ConditionMemory& memory = condition_memory()[op_name_];
-    for (auto& c : condition_samples(*op_, *dtype_, base_, memory)) conditions_.push_back(std::move(c));
-    // And the known bugs' own calls of the operator (Note [Known bugs' own calls] in repros.cc); those too large to
-    // run have their outcomes already.
+    if (base_score_ >= 0) {
+      for (auto& c : condition_samples(*op_, *dtype_, base_, memory)) conditions_.push_back(std::move(c));
+    }
+    // And the known bugs' own calls of the operator (Note [Known bugs' own calls] in repros.cc), whether or not a
+    // sample of the probe's own gave a base: a thread's call is well-formed where synthesis found none (attention's
+    // shapes). Those too large to run have their outcomes already.
     for (auto& c : repro_samples(*op_, op_name_, *dtype_, dtype_label_, spec_, meta_repros_)) {
       conditions_.push_back(std::move(c));
     }

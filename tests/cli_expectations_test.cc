@@ -274,7 +274,8 @@ TEST(CliExpectations, AKnownBugDecidesWhereASampleMetItAndLooksFixedWhereAMetSam
 
 // A malformed ledger stops the run before it starts: file:line:col, exit 2.
 // Note [Known bugs' own calls] in probe/repros.cc: a repro's view is the thread's layout, and runs as it is; a repro
-// the CPU refuses runs on the target all the same, where a refusal is its pass.
+// the CPU refuses runs on the target all the same, where a refusal is its pass; and a repro runs where the operator's
+// own samples found no reference.
 TEST(CliExpectations, EveryReproRunsAViewAsGivenAndACallTheCpuRefusesAsARefusal) {
   TempDir dir;
   dir.write("mps_known_bugs.yaml", R"(format: mps-audit-known-bugs/2
@@ -302,11 +303,24 @@ entries:
       op: aten::index_select
       args: {self: {shape: [3, 2]}, dim: 0, index: {values: [-1], dtype: int64}}
       cpu: raises
+  - id: pytorch-7
+    source: https://github.com/pytorch/pytorch/issues/7
+    summary: where is wrong for int64
+    kind: wrong_result
+    ops: [aten::where.ScalarOther]
+    dtypes: [int64]
+    when: [other]
+    when_detail: a thread's words
+    fixed_in: unknown
+    repro:
+      op: aten::where.ScalarOther
+      args: {condition: {shape: [3], dtype: bool, domain: mask}, self: {shape: [3], dtype: int64, domain: int, low: 0, high: 5}, other: 1}
 )");
-  const auto cpu = run_mps_audit(
-      {"run", "--target", "cpu", "--spec", source_path("opspec.yaml"), "--out", dir.path() + "/cpu", "--no-progress",
-       "--ops", "^aten::(neg\\.out|index_select)$", "--dtypes", "float32", "--format", "json"},
-      {"MPS_AUDIT_DATA_DIR=" + dir.path()});
+  const auto cpu =
+      run_mps_audit({"run", "--target", "cpu", "--spec", source_path("opspec.yaml"), "--out", dir.path() + "/cpu",
+                     "--no-progress", "--ops", "^aten::(neg\\.out|index_select|where\\.ScalarOther)$", "--dtypes",
+                     "float32,int64", "--format", "json"},
+                    {"MPS_AUDIT_DATA_DIR=" + dir.path()});
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   const auto doc = nlohmann::json::parse(slurp(dir.path() + "/cpu/results.json"));
   std::map<std::string, nlohmann::json> repros;
@@ -324,6 +338,12 @@ entries:
   EXPECT_NE(repros["repro:pytorch-6"]["message"].get<std::string>().find("refused, as the CPU refuses it: "),
             std::string::npos)
       << repros["repro:pytorch-6"];
+  // where.ScalarOther's own samples get no reference (synthesis gives it no boolean condition); the thread's call runs.
+  for (const auto& r : doc["results"]) {
+    if (r["op"] == "aten::where.ScalarOther" && r["dtype"] == "int64") EXPECT_EQ(r["verdict"], "skip") << r.dump();
+  }
+  ASSERT_TRUE(repros.count("repro:pytorch-7")) << doc.dump();
+  EXPECT_EQ(repros["repro:pytorch-7"]["verdict"], "pass");
 }
 
 TEST(CliExpectations, AMalformedLedgerIsOneDiagnostic) {
