@@ -29,6 +29,7 @@ struct SampleInputs {
   // A known bug's own call that the CPU refuses (an index out of range): the bug is that MPS does not. The target
   // refusing it too is its pass; returning a result, its failure.
   bool cpu_refuses = false;
+  bool cpu_may_refuse = false;  // one whose CPU rule changed between releases: a refusal, where it refuses, as above
 };
 
 // Ways to synthesize inputs when the spec gives no sample, tried in order until the CPU accepts them: the spec's

@@ -11,12 +11,13 @@
 //   xpass, "looks fixed: confirm and close", and the ledger goes stale loudly.
 // A call the CPU refuses (`cpu: raises`: an index out of range, a shape the CPU checks, where the bug is that MPS
 // takes it) has that refusal for its reference (SampleInputs::cpu_refuses): the target refusing it too is a pass,
-// a result from it a mismatch. A view in a repro is the thread's own layout, not a view of a base sample's values, so
-// its reference is the CPU's result on it alone. A repro runs whether or not the operator's own samples got a reference
-// (synthesis finds no well-formed call of scaled_dot_product_attention; the thread's call is one).
-// Each is made on the meta device first, which says whether the operator takes its shapes and how many elements its
-// tensors and results hold. One whose hold more than kReproElementsLimit (the bugs past 2^31 elements or 4 GB, a
-// matrix product of tens of thousands) is not run: it would cost the audit seconds to minutes of the CPU, and the
+// a result from it a mismatch; one whose CPU rule changed between releases (`cpu: varies`) is compared where the CPU
+// takes it, and is such a refusal where it refuses it. A view in a repro is the thread's own layout, not a view of a
+// base sample's values, so its reference is the CPU's result on it alone. A repro runs whether or not the operator's
+// own samples got a reference (synthesis finds no well-formed call of scaled_dot_product_attention; the thread's call
+// is one). Each is made on the meta device first, which says whether the operator takes its shapes and how many
+// elements its tensors and results hold. One whose hold more than kReproElementsLimit (the bugs past 2^31 elements or 4
+// GB, a matrix product of tens of thousands) is not run: it would cost the audit seconds to minutes of the CPU, and the
 // same on the target. Its outcome says so, with the traits of its shapes, which meet the bug's condition as a run's
 // would. Which repros run is a function of the ledger, the operator and the dtype, never of a clock. A
 // repro of an operator the linked libtorch lacks is left out, as that release's operators are. A recorded program's
@@ -68,6 +69,7 @@ void add_repros(Spec& spec, const emu::KnownBugs& bugs, const std::vector<std::s
     r.id = b.id;
     r.dtypes = b.dtypes;
     r.cpu_raises = b.repro->cpu_raises;
+    r.cpu_varies = b.repro->cpu_varies;
     r.sample = parse_sample_args(b.repro->args, bugs.path(), "repro:" + b.id);
     r.sample.where = b.repro->where;
     spec.repros[b.repro->op].push_back(std::move(r));
@@ -132,6 +134,7 @@ std::vector<ConditionSample> repro_samples(const c10::OperatorHandle& op, const 
         continue;
       }
       in.cpu_refuses = r.cpu_raises;
+      in.cpu_may_refuse = r.cpu_varies;
       if (in.unsupported.empty()) made.push_back({Condition::kRepro, std::move(in)});
       continue;
     }

@@ -174,7 +174,7 @@ void SampleProbe::reference() {
   try {
     expected_ = compute_reference();
   } catch (const std::exception& e) {
-    if (inputs_.cpu_refuses) {  // the refusal is the reference: the target should refuse it too
+    if (inputs_.cpu_refuses || inputs_.cpu_may_refuse) {  // the refusal is the reference: the target should refuse too
       cpu_refusal_ = error_text(e);
       return;
     }

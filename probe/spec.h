@@ -98,6 +98,7 @@ struct ReproSample {
   std::vector<std::string> dtypes;  // the dtypes it is made in; empty: every dtype the CPU takes
   SampleSpec sample;                // named "repro:<id>"
   bool cpu_raises = false;          // the CPU refuses the call: the bug is that MPS does not
+  bool cpu_varies = false;          // the CPU refuses it in some releases, takes it in others
 };
 
 struct Spec {

@@ -303,6 +303,18 @@ entries:
       op: aten::index_select
       args: {self: {shape: [3, 2]}, dim: 0, index: {values: [-1], dtype: int64}}
       cpu: raises
+  - id: pytorch-8
+    source: https://github.com/pytorch/pytorch/issues/8
+    summary: index_select takes an index out of range, which some releases' CPU took
+    kind: wrong_result
+    ops: [aten::index_select]
+    dtypes: [float32]
+    when: [out_of_range_indices]
+    fixed_in: unknown
+    repro:
+      op: aten::index_select
+      args: {self: {shape: [3, 2]}, dim: 0, index: {values: [3], dtype: int64}}
+      cpu: varies
   - id: pytorch-7
     source: https://github.com/pytorch/pytorch/issues/7
     summary: where is wrong for int64
@@ -338,6 +350,11 @@ entries:
   EXPECT_NE(repros["repro:pytorch-6"]["message"].get<std::string>().find("refused, as the CPU refuses it: "),
             std::string::npos)
       << repros["repro:pytorch-6"];
+  // A CPU rule that changed between releases: where this CPU refuses the call, the target refusing it passes.
+  ASSERT_TRUE(repros.count("repro:pytorch-8")) << doc.dump();
+  EXPECT_EQ(repros["repro:pytorch-8"]["verdict"], "pass");
+  EXPECT_NE(repros["repro:pytorch-8"]["message"].get<std::string>().find("refused, as the CPU refuses it: "),
+            std::string::npos);
   // where.ScalarOther's own samples get no reference (synthesis gives it no boolean condition); the thread's call runs.
   for (const auto& r : doc["results"]) {
     if (r["op"] == "aten::where.ScalarOther" && r["dtype"] == "int64") EXPECT_EQ(r["verdict"], "skip") << r.dump();
