@@ -77,11 +77,6 @@
 namespace mps_audit {
 namespace {
 
-std::string base_name(const c10::FunctionSchema& schema) {
-  const std::string& name = schema.name();
-  return name.substr(name.find("::") + 2);
-}
-
 bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
 }

@@ -100,8 +100,7 @@ const c10::IValue* value_named(const c10::FunctionSchema& schema, const std::vec
 // self (index_select, gather, scatter, index_add, ...), the rows of an embedding's weight, the elements of self for
 // put and take, the plane of a max_unpool's output.
 std::optional<int64_t> index_bound(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
-  const std::string& name = schema.name();
-  const std::string base = name.substr(name.find("::") + 2);
+  const std::string base = base_name(schema);
   if (base.find("max_unpool") != std::string::npos) {
     const c10::IValue* size = value_named(schema, args, "output_size");
     if (!size || !size->isIntList()) return std::nullopt;
@@ -217,7 +216,7 @@ std::optional<std::string> named_argument_text(const c10::Argument& a, const c10
 // [0, classes) other than ignore_index, which the CPU refuses ("Target 5 is out of bounds").
 bool class_target_out_of_range(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
                                const std::vector<c10::IValue>* values) {
-  const std::string base = schema.name().substr(schema.name().find("::") + 2);
+  const std::string base = base_name(schema);
   if (base.rfind("nll_loss", 0) != 0 && base != "cross_entropy_loss") return false;
   const at::Tensor* self = tensor_named(schema, args, "self");
   const at::Tensor* target = tensor_named(schema, args, "target");
@@ -257,6 +256,11 @@ void factory_shape(const c10::FunctionSchema& schema, const std::vector<c10::IVa
 
 }  // namespace
 
+std::string base_name(const c10::FunctionSchema& schema) {
+  const std::string& name = schema.name();
+  return name.substr(name.find("::") + 2);
+}
+
 std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args) {
   std::vector<IndexArgument> found;
   const auto& a = schema.arguments();
@@ -284,7 +288,7 @@ std::vector<IndexArgument> index_arguments(const c10::FunctionSchema& schema, co
     if (is_index_name(a[i].name()) && args[i].isTensor() && args[i].toTensor().defined() &&
         integral(args[i].toTensor())) {
       const at::Tensor& index = args[i].toTensor();
-      const std::string base = schema.name().substr(schema.name().find("::") + 2);
+      const std::string base = base_name(schema);
       const bool wraps = base == "take" || base == "put" || base == "put_" || base == "take_along_dim" ||
                          base == "index_fill" || base == "index_fill_";
       IndexArgument found_one{i, -1, index, index_bound(schema, args), wraps, std::nullopt};

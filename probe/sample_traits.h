@@ -24,6 +24,9 @@ namespace mps_audit {
 SampleTraits sample_traits(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& args,
                            const std::vector<c10::IValue>* values = nullptr);
 
+// The operator's name without its namespace: "index_select" of aten::index_select.
+std::string base_name(const c10::FunctionSchema& schema);
+
 // An argument the operator writes (Tensor(a!)), and one of those that is an out= argument (keyword-only).
 bool is_write(const c10::Argument& a);
 bool is_out(const c10::Argument& a);
