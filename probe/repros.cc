@@ -12,16 +12,17 @@
 // A call the CPU refuses (`cpu: raises`: an index out of range, a shape the CPU checks, where the bug is that MPS
 // takes it) has that refusal for its reference (SampleInputs::cpu_refuses): the target refusing it too is a pass,
 // a result from it a mismatch; one whose CPU rule changed between releases (`cpu: varies`) is compared where the CPU
-// takes it, and is such a refusal where it refuses it. A view in a repro is the thread's own layout, not a view of a
-// base sample's values, so its reference is the CPU's result on it alone. A repro runs whether or not the operator's
-// own samples got a reference (synthesis finds no well-formed call of scaled_dot_product_attention; the thread's call
-// is one). Each is made on the meta device first, which says whether the operator takes its shapes and how many
-// elements its tensors and results hold. One whose hold more than kReproElementsLimit (the bugs past 2^31 elements or 4
-// GB, a matrix product of tens of thousands) is not run: it would cost the audit seconds to minutes of the CPU, and the
-// same on the target. Its outcome says so, with the traits of its shapes, which meet the bug's condition as a run's
-// would. Which repros run is a function of the ledger, the operator and the dtype, never of a clock. A
-// repro of an operator the linked libtorch lacks is left out, as that release's operators are. A recorded program's
-// replay runs none: its verdicts are over the program's own calls.
+// takes it, and is such a refusal where it refuses it (on every target but a CUDA device, where a kernel given an index
+// out of range may fail a device-side assertion and leave the process without its device). A view in a repro is the
+// thread's own layout, not a view of a base sample's values, so its reference is the CPU's result on it alone. A repro
+// runs whether or not the operator's own samples got a reference (synthesis finds no well-formed call of
+// scaled_dot_product_attention; the thread's call is one). Each is made on the meta device first, which says whether
+// the operator takes its shapes and how many elements its tensors and results hold. One whose hold more than
+// kReproElementsLimit (the bugs past 2^31 elements or 4 GB, a matrix product of tens of thousands) is not run: it would
+// cost the audit seconds to minutes of the CPU, and the same on the target. Its outcome says so, with the traits of its
+// shapes, which meet the bug's condition as a run's would. Which repros run is a function of the ledger, the operator
+// and the dtype, never of a clock. A repro of an operator the linked libtorch lacks is left out, as that release's
+// operators are. A recorded program's replay runs none: its verdicts are over the program's own calls.
 #include "probe/repros.h"
 
 #include <algorithm>

@@ -175,6 +175,15 @@ void SampleProbe::reference() {
     expected_ = compute_reference();
   } catch (const std::exception& e) {
     if (inputs_.cpu_refuses || inputs_.cpu_may_refuse) {  // the refusal is the reference: the target should refuse too
+      // Not on a CUDA device: a kernel given what the CPU refuses (an index out of range) may fail a device-side
+      // assertion, after which the process can use the device no more.
+      if (target_.device.is_cuda()) {
+        decide(Verdict::kSkip,
+               "not run on a CUDA device: the CPU refuses this call, and a CUDA kernel given it may "
+               "fail a device-side assertion: " +
+                   error_text(e));
+        return;
+      }
       cpu_refusal_ = error_text(e);
       return;
     }
@@ -231,7 +240,7 @@ void SampleProbe::run_on_target(const std::function<void()>& before_target) {
     collect_fallbacks();
     compat::torch_warnings::set_warnAlways(false);
     out.warnings = warnings.messages;
-    if (!cpu_refusal_.empty()) {
+    if (!cpu_refusal_.empty() && !is_unsupported(e)) {  // not the operator's absence from the target
       decide(Verdict::kPass, fmt::format("refused, as the CPU refuses it: {}", error_text(e)));
       return;
     }
