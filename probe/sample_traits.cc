@@ -224,12 +224,8 @@ bool class_target_out_of_range(const c10::FunctionSchema& schema, const std::vec
   const int64_t classes = self->size(self->dim() == 1 ? 0 : 1);
   const c10::IValue* ignore = value_named(schema, args, "ignore_index");
   const std::optional<int64_t> ignored = ignore && ignore->isInt() ? std::make_optional(ignore->toInt()) : std::nullopt;
-  at::Tensor source = *target;  // read from the CPU's arguments where given
-  for (size_t i = 0; values && i < schema.arguments().size(); ++i) {
-    const at::Tensor on_cpu = schema.arguments()[i].name() == "target" ? tensor_at(*values, i, -1) : at::Tensor();
-    if (on_cpu.defined()) source = on_cpu;
-  }
-  for (const int64_t v : sorted_values(source, std::nullopt).first) {
+  const at::Tensor* on_cpu = values ? tensor_named(schema, *values, "target") : nullptr;  // read there where given
+  for (const int64_t v : sorted_values(on_cpu ? *on_cpu : *target, std::nullopt).first) {
     if ((v < 0 || v >= classes) && v != ignored) return true;
   }
   return false;
